@@ -1,0 +1,111 @@
+"""Game facts: what the arbiter engine concludes from physical events.
+
+The engine emits these; the publisher turns each into one MQTT event in the envelope of
+PRODUCT.md §2 (``payloads.py``). They are plain frozen values with python-chess types; names and
+JSON shapes are chosen in ``payloads.py`` only.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+import chess
+
+
+class CompletedBy(enum.Enum):
+    """What completed a move: its last piece released and settled, or the clock press (6.7)."""
+
+    RELEASE = "release"
+    CLOCK = "clock"
+    RECONSTRUCTED = "reconstructed"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClockTimes:
+    """Remaining time in seconds by colour, and the colour whose clock runs (``None``: stopped)."""
+
+    white: int
+    black: int
+    running: chess.Color | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MovePlayed:
+    """A legal move on the board. ``supersedes`` marks a correction of an already published ply."""
+
+    ply: int
+    move: chess.Move
+    san: str
+    fen: str
+    color: chess.Color
+    touched: tuple[chess.Square, ...]
+    completed_by: CompletedBy
+    clock: ClockTimes | None
+    supersedes: bool
+    at: float
+
+
+class TouchAction(enum.Enum):
+    """A piece lifted off a square, or put on one."""
+
+    LIFT = "lift"
+    PLACE = "place"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TouchReported:
+    """One lift or place with its chess meaning, for arbiters (``event/touch``)."""
+
+    action: TouchAction
+    square: chess.Square
+    piece: chess.Piece | None
+    meaning: str
+    ply: int
+    at: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClockPressed:
+    """The clock lever changed sides: ``by`` pressed it (``None`` if colours are not known yet)."""
+
+    by: chess.Color | None
+    clock: ClockTimes
+    completes_ply: int | None
+    at: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClockChanged:
+    """The clock started, stopped, showed a fallen flag, or was connected or disconnected."""
+
+    state: str
+    clock: ClockTimes | None
+    at: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlertRaised:
+    """A breach of the Laws or an irregularity; the arbiter decides (``event/alert``)."""
+
+    kind: str
+    article: str
+    ply: int
+    color: chess.Color | None
+    message: str
+    details: dict[str, str | int | list[str] | None] = field(default_factory=dict)
+    at: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GameEnded:
+    """The game is over: ``result`` is ``1-0``, ``0-1`` or ``1/2-1/2``."""
+
+    result: str
+    reason: str
+    article: str
+    at: float
+
+
+Fact = MovePlayed | TouchReported | ClockPressed | ClockChanged | AlertRaised | GameEnded
+"""Everything the engine can emit."""
