@@ -117,6 +117,40 @@ class FrameDropped:
     at: float
 
 
+class StoredTag(enum.Enum):
+    """A one-byte marker in the DGT EEPROM move store (board-protocols.md §1.11)."""
+
+    POWER_UP = "power_up"
+    FOUR_ROWS = "four_rows"
+    EMPTY_BOARD = "empty_board"
+    DOWNLOADED = "downloaded"
+    BEGIN_POSITION = "begin_position"
+    BEGIN_POSITION_ROTATED = "begin_position_rotated"
+    START_GAME = "start_game"
+    WATCHDOG = "watchdog"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoredMarker:
+    """A marker read back from the board's memory, in order with ``StoredChange`` events.
+
+    ``POWER_UP`` and ``START_GAME`` are followed by one ``StoredChange`` per piece on the board;
+    ``BEGIN_POSITION``/``BEGIN_POSITION_ROTATED`` say the start position stood on the board.
+    """
+
+    tag: StoredTag
+    at: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoredClockTime:
+    """A clock time the board stored at a lever press: ``side`` showed ``seconds`` remaining."""
+
+    side: ClockSide
+    seconds: int
+    at: float
+
+
 BoardEvent = (
     SquareEmptied
     | SquareOccupied
@@ -127,5 +161,7 @@ BoardEvent = (
     | BoardInfo
     | StoredChange
     | FrameDropped
+    | StoredMarker
+    | StoredClockTime
 )
 """Everything a codec can report."""
