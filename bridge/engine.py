@@ -3,10 +3,10 @@
 Theory of operation
 -------------------
 The engine holds two boards. The *game* is a python-chess ``Board``: the moves recorded so far.
-The *physical* board is what the sensors say stands on each square now, with a Zobrist key kept
-up to date by XOR on every change. For the game position the engine keeps the key of every legal
-successor (``positions.successors``), computed once per ply, so after each sensor event the only
-question, "does one legal move explain the board?", is a dict look-up.
+The *physical* board is what the sensors say stands on each square now. The engine keeps the set
+of squares where the two differ, updated in O(1) on each sensor event. A legal move changes two
+to four squares, so only then is there a question to ask, and ``positions.find_move`` answers it
+from those few squares with python-chess deciding legality: no move generation per event.
 
 States, and what moves the engine between them:
 
@@ -109,9 +109,18 @@ class GameSnapshot:
 
 @dataclass(slots=True)
 class _Candidate:
-    successor: positions.Successor
+    move: chess.Move
     deadline: float
     revision: bool
+
+
+@dataclass(slots=True)
+class _Previous:
+    """The position before the last recorded move, while that move can still be revised."""
+
+    board: chess.Board
+    game: list[chess.Piece | None]
+    changed: tuple[chess.Square, ...]
 
 
 @dataclass(slots=True)
@@ -133,11 +142,10 @@ class Arbiter:
         self.rotated = False
         self.result: GameEnded | None = None
         self.alerts: list[AlertRaised] = []
-        self._physical: list[chess.Piece | None] = [self.board.piece_at(sq) for sq in chess.SQUARES]
-        self._phys_key = positions.placement_key(self._physical)
-        self._game_key = positions.board_key(self.board)
-        self._succ: dict[int, positions.Successor] | None = None
-        self._prev: tuple[int, dict[int, positions.Successor]] | None = None
+        self._game: list[chess.Piece | None] = [self.board.piece_at(sq) for sq in chess.SQUARES]
+        self._physical: list[chess.Piece | None] = list(self._game)
+        self._diff: set[chess.Square] = set()
+        self._prev: _Previous | None = None
         self._candidate: _Candidate | None = None
         self._ply = _Ply()
         self._seen_board = False
@@ -245,16 +253,15 @@ class Arbiter:
         if self.rotated:
             squares = squares[::-1]
         self._physical = squares
-        self._phys_key = positions.placement_key(squares)
+        self._diff = {sq for sq in chess.SQUARES if squares[sq] != self._game[sq]}
         return self._evaluate(now)
 
     def _set(self, square: chess.Square, piece: chess.Piece | None) -> None:
-        old = self._physical[square]
-        if old is not None:
-            self._phys_key ^= positions.square_key(square, old)
-        if piece is not None:
-            self._phys_key ^= positions.square_key(square, piece)
         self._physical[square] = piece
+        if piece == self._game[square]:
+            self._diff.discard(square)
+        else:
+            self._diff.add(square)
 
     def _touch(
         self,
@@ -278,46 +285,71 @@ class Arbiter:
 
     # -- matching ---------------------------------------------------------------------------
 
-    def _successors(self) -> dict[int, positions.Successor]:
-        if self._succ is None:
-            self._succ = positions.successors(self.board, self._game_key)
-        return self._succ
-
     def _evaluate(self, now: float) -> list[Fact]:
         """Decide what the current physical board means; see the module docstring."""
-        key = self._phys_key
         self._candidate = None
-        if key == self._game_key or self.result is not None:
+        if not self._diff or self.result is not None:
             return []
         revision = False
-        successor = self._successors().get(key)
-        if successor is None and self._prev is not None:
-            successor = self._prev[1].get(key)
-            revision = successor is not None
-        if successor is None:
+        move = positions.find_move(self.board, self._game, self._physical, self._diff)
+        if move is None and self._prev is not None:
+            move = self._find_revision()
+            revision = move is not None
+        if move is None:
             return []
-        cand = _Candidate(successor, now + self.config.dwell, revision)
-        if successor.ambiguous:
+        cand = _Candidate(move, now + self.config.dwell, revision)
+        base = self._prev.board if revision and self._prev else self.board
+        ambiguous = positions.is_ambiguous(base, move)
+        if ambiguous:
             self._candidate = cand
             return []
         return self._record(cand, CompletedBy.RELEASE, now)
 
+    def _find_revision(self) -> chess.Move | None:
+        """Another legal move from the position before the last one that explains the board."""
+        prev = self._prev
+        assert prev is not None
+        # Only the last mover revises: nothing of the side to move is put anywhere, and some
+        # square involves a piece of the last mover (cheap filters before any legality check).
+        mover = not self.board.turn
+        involved = False
+        for sq in self._diff:
+            placed, stood = self._physical[sq], self._game[sq]
+            if placed is not None and placed.color != mover:
+                return None
+            involved = (
+                involved or placed is not None or (stood is not None and stood.color == mover)
+            )
+        if not involved:
+            return None
+        squares = self._diff.union(prev.changed)
+        diff = {sq for sq in squares if self._physical[sq] != prev.game[sq]}
+        if not 2 <= len(diff) <= 4:
+            return None
+        return positions.find_move(prev.board, prev.game, self._physical, diff)
+
     def _record(self, cand: _Candidate, by: CompletedBy, now: float) -> list[Fact]:
         """Record a candidate move (or the revision of the last move) in the game."""
-        successor = cand.successor
+        recheck = set(self._diff)
         if cand.revision:
-            assert self._prev is not None
-            self._game_key, self._succ = self._prev
+            prev = self._prev
+            assert prev is not None
+            recheck.update(prev.changed)
             self.board.pop()
             self._san.pop()
-        move = successor.move
+            self._game = prev.game
+        move = cand.move
         color = self.board.turn
-        san = self.board.san(move)
-        self._prev = (self._game_key, self._successors())
-        self.board.push(move)
+        changes = positions.move_changes(self.board, move)
+        self._prev = _Previous(
+            self.board.copy(stack=False), list(self._game), tuple(sq for sq, _ in changes)
+        )
+        san = self.board.san_and_push(move)
         self._san.append(san)
-        self._game_key = successor.key
-        self._succ = None
+        for square, piece in changes:
+            self._game[square] = piece
+        recheck.update(self._prev.changed)
+        self._diff = {sq for sq in recheck if self._physical[sq] != self._game[sq]}
         touched = tuple(dict.fromkeys(self._ply.touched))
         self._ply = _Ply()
         facts: list[Fact] = [
@@ -325,7 +357,7 @@ class Arbiter:
                 ply=self.board.ply(),
                 move=move,
                 san=san,
-                fen=self.board.fen(),
+                fen=positions.fen(self.board, self._game),
                 color=color,
                 touched=touched,
                 completed_by=by,
@@ -339,10 +371,11 @@ class Arbiter:
 
     def _game_over(self, now: float) -> list[Fact]:
         board = self.board
-        if board.is_checkmate():
+        has_move = any(True for _ in board.generate_legal_moves())
+        if not has_move and board.is_check():
             winner = "0-1" if board.turn == chess.WHITE else "1-0"
             self.result = GameEnded(result=winner, reason="checkmate", article="5.1(a)", at=now)
-        elif board.is_stalemate():
+        elif not has_move:
             self.result = GameEnded(result="1/2-1/2", reason="stalemate", article="5.2", at=now)
         elif board.is_insufficient_material():
             self.result = GameEnded(

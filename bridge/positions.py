@@ -1,75 +1,22 @@
-"""Position keys and the legal successors of a game position, for O(1) matching.
+"""What a legal move changes on the board, and which lifts and places explain a legal move.
 
-The engine keeps the physical board as 64 squares plus a Zobrist key updated by XOR on every
-square change, so "which legal move, if any, explains what is on the board now?" is one dict
-look-up instead of trying every legal move (the snapshot matcher that bridges before us use).
-Pure: python-chess decides legality; this module only describes what each legal move changes.
+The engine keeps the set of squares where the physical board differs from the game position,
+updated in O(1) on every sensor event. A legal move changes two squares (three for en passant,
+four for castling), so only when two to four squares differ is there anything to look for, and
+then the candidates are read off those squares and python-chess confirms legality: no move
+generation on the hot path (the snapshot matchers of other bridges try every legal move after
+every change). Pure: no I/O.
 """
 
 from __future__ import annotations
 
-import random
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
 from typing import Final
 
 import chess
 
-UNKNOWN_PIECE: Final = 12
-"""Index used for a piece the board cannot identify."""
-
-_RNG: Final = random.Random(0x43_48_45_53_53)  # fixed seed: keys are stable across runs
-ZOBRIST: Final[tuple[tuple[int, ...], ...]] = tuple(
-    tuple(_RNG.getrandbits(64) for _ in range(64)) for _ in range(13)
-)
-
-
-def piece_index(piece: chess.Piece | None) -> int:
-    """0..11 for a known piece (white pawn..king, then black), UNKNOWN_PIECE for ``None``."""
-    if piece is None:
-        return UNKNOWN_PIECE
-    return piece.piece_type - 1 + (0 if piece.color else 6)
-
-
-def square_key(square: chess.Square, piece: chess.Piece | None) -> int:
-    """The key contribution of ``piece`` standing on ``square``."""
-    return ZOBRIST[piece_index(piece)][square]
-
-
-def placement_key(squares: list[chess.Piece | None] | tuple[chess.Piece | None, ...]) -> int:
-    """Key of a whole placement given as 64 entries (``None`` = empty)."""
-    key = 0
-    for square, piece in enumerate(squares):
-        if piece is not None:
-            key ^= ZOBRIST[piece_index(piece)][square]
-    return key
-
-
-def board_key(board: chess.Board) -> int:
-    """Key of the placement of a python-chess board (side to move and rights are not part)."""
-    key = 0
-    for square, piece in board.piece_map().items():
-        key ^= ZOBRIST[piece_index(piece)][square]
-    return key
-
-
 Change = tuple[chess.Square, chess.Piece | None]
 """A square and what stands on it after a move (``None`` = empty)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Successor:
-    """One legal move of a position: what it changes on the board and the key after it.
-
-    ``ambiguous`` is true when the same piece could still be on its way: another legal move of the
-    same piece goes further along the line through ``move.to_square`` (a slide passing by), or the
-    move is the rook half of a legal castling (rook first). Such a match only counts as a release
-    after a dwell time or a clock press; an unambiguous match counts at once.
-    """
-
-    move: chess.Move
-    changes: tuple[Change, ...]
-    key: int
-    ambiguous: bool
 
 
 def move_changes(board: chess.Board, move: chess.Move) -> tuple[Change, ...]:
@@ -98,49 +45,151 @@ def move_changes(board: chess.Board, move: chess.Move) -> tuple[Change, ...]:
     return tuple(changes)
 
 
-def successors(board: chess.Board, key: int) -> dict[int, Successor]:
-    """Every legal move of ``board`` keyed by the placement key it leads to.
+def fen(board: chess.Board, squares: Sequence[chess.Piece | None]) -> str:
+    """``board.fen()``, with the placement read from ``squares`` (the same position, faster)."""
+    ranks: list[str] = []
+    for rank in range(7, -1, -1):
+        row = ""
+        empty = 0
+        for piece in squares[rank * 8 : rank * 8 + 8]:
+            if piece is None:
+                empty += 1
+                continue
+            if empty:
+                row += str(empty)
+                empty = 0
+            row += _SYMBOLS[piece.color][piece.piece_type]
+        ranks.append(row + str(empty) if empty else row)
+    ep = board.ep_square if board.has_legal_en_passant() else None
+    return " ".join(
+        (
+            "/".join(ranks),
+            "w" if board.turn else "b",
+            board.castling_xfen(),
+            chess.square_name(ep) if ep is not None else "-",
+            str(board.halfmove_clock),
+            str(board.fullmove_number),
+        )
+    )
 
-    ``key`` is ``board_key(board)``, passed in because the caller keeps it incrementally.
+
+_SYMBOLS: Final = {
+    chess.WHITE: {pt: chess.piece_symbol(pt).upper() for pt in chess.PIECE_TYPES},
+    chess.BLACK: {pt: chess.piece_symbol(pt) for pt in chess.PIECE_TYPES},
+}
+
+
+def find_move(
+    board: chess.Board,
+    game: Sequence[chess.Piece | None],
+    physical: Sequence[chess.Piece | None],
+    diff: Collection[chess.Square],
+) -> chess.Move | None:
+    """The legal move of ``board`` that turns ``game`` into ``physical``, if there is one.
+
+    ``game`` and ``physical`` list what stands on each square (a1 first); ``diff`` is exactly the
+    set of squares where they differ.
     """
-    moves = list(board.legal_moves)
-    by_from: dict[chess.Square, int] = {}
-    for move in moves:
-        by_from[move.from_square] = (
-            by_from.get(move.from_square, 0) | chess.BB_SQUARES[_reach(board, move)]
-        )
-    castle_rook_moves: set[tuple[chess.Square, chess.Square]] = set()
-    for move in moves:
-        if board.is_castling(move):
-            rank = chess.square_rank(move.from_square)
-            kingside = chess.square_file(move.to_square) > chess.square_file(move.from_square)
-            castle_rook_moves.add(
-                (chess.square(7 if kingside else 0, rank), chess.square(5 if kingside else 3, rank))
-            )
-    result: dict[int, Successor] = {}
-    for move in moves:
-        changes = move_changes(board, move)
-        new_key = key
-        for square, piece in changes:
-            old = board.piece_at(square)
-            if old is not None:
-                new_key ^= square_key(square, old)
-            if piece is not None:
-                new_key ^= square_key(square, piece)
-        ambiguous = bool(_BEYOND[move.from_square][move.to_square] & by_from[move.from_square]) or (
-            (move.from_square, move.to_square) in castle_rook_moves
-        )
-        result[new_key] = Successor(move, changes, new_key, ambiguous)
-    return result
+    if not 2 <= len(diff) <= 4:
+        return None
+    turn = board.turn
+    sources = [sq for sq in diff if physical[sq] is None and _is_color(game[sq], turn)]
+    targets = [sq for sq in diff if _is_color(physical[sq], turn)]
+    for source in sources:
+        mover = game[source]
+        assert mover is not None
+        for target in targets:
+            placed = physical[target]
+            assert placed is not None
+            promotion: chess.PieceType | None = None
+            if placed.piece_type != mover.piece_type:
+                if mover.piece_type != chess.PAWN or chess.square_rank(target) not in (0, 7):
+                    continue
+                promotion = placed.piece_type
+            # Castling is the king's two-square move (python-chess's standard encoding).
+            move = chess.Move(source, target, promotion)
+            # Cheap geometric checks first; legality (the costly part) last.
+            if _explains(board, move, physical, diff) and board.is_legal(move):
+                return move
+    return None
 
 
-def _reach(board: chess.Board, move: chess.Move) -> chess.Square:
-    """Where the moving piece itself ends up (the king's square for castling)."""
-    if board.is_castling(move):
-        rank = chess.square_rank(move.from_square)
-        kingside = chess.square_file(move.to_square) > chess.square_file(move.from_square)
-        return chess.square(6 if kingside else 2, rank)
-    return move.to_square
+def is_ambiguous(board: chess.Board, move: chess.Move) -> bool:
+    """Whether the piece of ``move`` could still be on its way to another legal move.
+
+    True when another legal move of the same piece goes further along the line through
+    ``move.to_square`` (a slide passing by, a pawn passing its third rank, a king passing f1 on
+    the way to castle) or when ``move`` is the rook half of a legal castling (rook first).
+    """
+    piece = board.piece_type_at(move.from_square)
+    origin, target = move.from_square, move.to_square
+    if piece == chess.KNIGHT or move.promotion or board.is_castling(move):
+        return False
+    if piece == chess.PAWN or piece == chess.KING:
+        beyond = _BEYOND[origin][target]
+        if not beyond:
+            return False
+        further = _next_on_line(origin, target)
+        return board.is_legal(chess.Move(origin, further))
+    if piece == chess.ROOK and _is_castling_rook_move(board, move):
+        return True
+    for square in _squares_beyond(origin, target):
+        occupant = board.color_at(square)
+        if occupant == board.turn:
+            return False
+        if board.is_legal(chess.Move(origin, square)):
+            return True
+        if occupant is not None:
+            return False
+    return False
+
+
+def _is_color(piece: chess.Piece | None, color: chess.Color) -> bool:
+    return piece is not None and piece.color == color
+
+
+def _explains(
+    board: chess.Board,
+    move: chess.Move,
+    physical: Sequence[chess.Piece | None],
+    diff: Collection[chess.Square],
+) -> bool:
+    if not board.is_pseudo_legal(move):
+        return False
+    changes = move_changes(board, move)
+    if len(changes) != len(diff):
+        return False
+    return all(square in diff and physical[square] == piece for square, piece in changes)
+
+
+def _is_castling_rook_move(board: chess.Board, move: chess.Move) -> bool:
+    rank = chess.square_rank(move.from_square)
+    king = board.king(board.turn)
+    if king is None or chess.square_rank(king) != rank:
+        return False
+    for rook_file, rook_to_file, king_to_file in ((7, 5, 6), (0, 3, 2)):
+        if move.from_square == chess.square(rook_file, rank) and move.to_square == chess.square(
+            rook_to_file, rank
+        ):
+            return board.is_legal(chess.Move(king, chess.square(king_to_file, rank)))
+    return False
+
+
+def _next_on_line(origin: chess.Square, square: chess.Square) -> chess.Square:
+    df = _sign(chess.square_file(square) - chess.square_file(origin))
+    dr = _sign(chess.square_rank(square) - chess.square_rank(origin))
+    return chess.square(chess.square_file(square) + df, chess.square_rank(square) + dr)
+
+
+def _squares_beyond(origin: chess.Square, square: chess.Square) -> list[chess.Square]:
+    out: list[chess.Square] = []
+    beyond = _BEYOND[origin][square]
+    current = square
+    while beyond:
+        current = _next_on_line(origin, current)
+        out.append(current)
+        beyond &= ~chess.BB_SQUARES[current]
+    return out
 
 
 def _line_beyond(origin: chess.Square, square: chess.Square) -> int:
