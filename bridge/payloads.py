@@ -1,0 +1,416 @@
+"""The MQTT wire format: topics, the envelope, and the JSON shape of every fact.
+
+This is the published contract of PRODUCT.md §2; names and JSON shapes are chosen here and
+nowhere else. The module is pure: no I/O and no clock reads (the timestamp comes in as a
+parameter).
+
+Every payload is one JSON object::
+
+    {"v": 1, "type": "move", "table": "t042", "game": "...", "epoch": 17, "seq": 1234,
+     "ts": "2026-05-01T14:03:22.123Z", "data": {...}}
+
+``seq`` is per table and never reused; ``epoch`` is the restart counter. Consumers drop
+duplicates by ``(epoch, seq)`` and ignore fields they do not know. Status payloads also carry a
+top-level ``"state"`` equal to ``data.state``, so that plain ``{"state": "online"}`` consumers work.
+
+Topics live under ``chessbridge/1/table/{table}/``; the ``1`` changes only with a breaking change.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Final, Literal, TypeVar, assert_never
+
+import chess
+import msgspec
+
+from bridge.facts import (
+    AlertRaised,
+    ClockChanged,
+    ClockPressed,
+    ClockTimes,
+    CompletedBy,
+    Fact,
+    GameEnded,
+    MovePlayed,
+    TouchAction,
+    TouchReported,
+)
+
+SCHEMA_VERSION: Final = 1
+"""The envelope's ``v``: minor versions only add fields."""
+
+TOPIC_ROOT: Final = "chessbridge/1"
+"""Root of every topic; the ``1`` is the protocol's major version."""
+
+ColorName = Literal["white", "black"]
+
+# Topic suffixes under ``chessbridge/1/table/{table}/``.
+STATUS: Final = "status"
+BOARD: Final = "board"
+GAME: Final = "game"
+EVENT_MOVE: Final = "event/move"
+EVENT_TOUCH: Final = "event/touch"
+EVENT_CLOCK: Final = "event/clock"
+EVENT_ALERT: Final = "event/alert"
+EVENT_RESULT: Final = "event/result"
+REQUEST_PREFIX: Final = "request"
+RESPONSE_PREFIX: Final = "response"
+
+_FORBIDDEN_IN_TABLE: Final = frozenset("/+#\x00")
+
+
+def topic(table: str, suffix: str) -> str:
+    """The full topic for ``suffix`` (e.g. ``"event/move"``) of one table.
+
+    Raises:
+        ValueError: the table id is empty or contains ``/``, ``+``, ``#`` or NUL, which would
+            put its messages under another table or make the topic a wildcard.
+    """
+    if not table or not _FORBIDDEN_IN_TABLE.isdisjoint(table):
+        raise ValueError(f"invalid table id for an MQTT topic: {table!r}")
+    return f"{TOPIC_ROOT}/table/{table}/{suffix}"
+
+
+# --- data of the events ---------------------------------------------------------------------
+
+
+class Clocks(msgspec.Struct, frozen=True, kw_only=True):
+    """Remaining seconds by colour and the running side (``None``: stopped)."""
+
+    white: int
+    black: int
+    running: ColorName | None
+
+
+class MoveData(msgspec.Struct, frozen=True, kw_only=True):
+    """``event/move``: one legal move; ``fen`` is the position after it."""
+
+    ply: int
+    uci: str
+    san: str
+    fen: str
+    color: ColorName
+    touched: tuple[str, ...]
+    clock: Clocks | None
+    completed_by: Literal["release", "clock", "reconstructed"]
+    supersedes: bool
+
+
+class TouchData(msgspec.Struct, frozen=True, kw_only=True):
+    """``event/touch``: one lift or place and its chess meaning."""
+
+    action: Literal["lift", "place"]
+    square: str
+    piece: str | None
+    meaning: str
+    ply: int
+
+
+class ClockData(msgspec.Struct, frozen=True, kw_only=True):
+    """``event/clock``: a press (``kind == "press"``) or a state change (``kind`` = the state).
+
+    ``by`` and ``completes_ply`` are only set for presses; times are ``None`` when unknown.
+    """
+
+    kind: str
+    by: ColorName | None
+    white: int | None
+    black: int | None
+    running: ColorName | None
+    completes_ply: int | None
+
+
+AlertDetails = dict[str, str | int | list[str] | None]
+
+
+class AlertData(msgspec.Struct, frozen=True, kw_only=True):
+    """``event/alert``: a breach or irregularity, with the article of the rules edition."""
+
+    kind: str
+    article: str
+    ply: int
+    color: ColorName | None
+    message: str
+    details: AlertDetails
+
+
+class ResultData(msgspec.Struct, frozen=True, kw_only=True):
+    """``event/result``: the game ended (``1-0``, ``0-1``, ``1/2-1/2``)."""
+
+    result: str
+    reason: str
+    article: str
+
+
+# --- retained state ------------------------------------------------------------------------
+
+
+class StatusData(msgspec.Struct, frozen=True, kw_only=True):
+    """``status``: ``online``, ``offline`` (clean stop) or ``lost`` (the Last Will)."""
+
+    state: Literal["online", "offline", "lost"]
+
+
+class BoardData(msgspec.Struct, frozen=True, kw_only=True):
+    """``board``: the board link and what the board told us about itself."""
+
+    state: Literal["connecting", "connected", "disconnected", "error"]
+    driver: str
+    uri: str
+    model: str | None = None
+    serial: str | None = None
+    firmware: str | None = None
+    battery: int | None = None
+    orientation: Literal["normal", "rotated"] | None = None
+    error: str | None = None
+
+
+class MoveRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """One move of the game snapshot."""
+
+    ply: int
+    uci: str
+    san: str
+    color: ColorName
+
+
+class GameData(msgspec.Struct, frozen=True, kw_only=True):
+    """``game``: the full snapshot, enough for a late subscriber to catch up.
+
+    ``last_seq`` is the ``seq`` of the last event folded into the snapshot. ``players`` maps
+    ``"white"``/``"black"`` to names; ``event``, ``round`` and ``board`` feed the PGN headers.
+    """
+
+    id: str
+    fen: str
+    start_fen: str
+    moves: tuple[MoveRecord, ...]
+    clocks: Clocks | None
+    turn: ColorName
+    alerts: tuple[AlertData, ...]
+    result: str | None
+    reason: str | None
+    article: str | None
+    claimable: tuple[str, ...]
+    rules: str
+    last_seq: int
+    players: dict[str, str] | None = None
+    event: str | None = None
+    round: str | None = None
+    board: str | None = None
+
+
+EventData = MoveData | TouchData | ClockData | AlertData | ResultData
+"""The ``data`` of a non-retained event."""
+
+# --- envelope ------------------------------------------------------------------------------
+
+
+class Envelope(msgspec.Struct, frozen=True, kw_only=True):
+    """A decoded payload; ``data`` stays a plain dict (see :func:`data_as`).
+
+    ``state`` is present only on status payloads.
+    """
+
+    v: int
+    type: str
+    table: str
+    game: str
+    epoch: int
+    seq: int
+    ts: str
+    data: dict[str, Any]
+    state: str | None = None
+
+
+class _Outgoing(msgspec.Struct, frozen=True, kw_only=True):
+    """The envelope as encoded: same fields, ``data`` any wire struct."""
+
+    v: int
+    type: str
+    table: str
+    game: str
+    epoch: int
+    seq: int
+    ts: str
+    data: msgspec.Struct
+
+
+_ENCODER: Final = msgspec.json.Encoder()
+_ENVELOPE_DECODER: Final = msgspec.json.Decoder(Envelope)
+_ENVELOPE_FIELDS: Final = frozenset(Envelope.__struct_fields__)
+
+_T = TypeVar("_T", bound=msgspec.Struct)
+
+
+def format_ts(ts: float) -> str:
+    """Unix seconds as UTC ISO 8601 with milliseconds and ``Z`` (truncated, not rounded)."""
+    stamp = datetime.fromtimestamp(ts, tz=UTC)
+    return stamp.isoformat(timespec="milliseconds").removesuffix("+00:00") + "Z"
+
+
+def encode(
+    table: str,
+    game: str,
+    epoch: int,
+    seq: int,
+    ts: float,
+    type: str,  # noqa: A002  # the envelope's field name
+    data: msgspec.Struct,
+    extra: dict[str, str | int | None] | None = None,
+) -> bytes:
+    """One payload as JSON bytes; ``ts`` is Unix seconds, ``extra`` adds top-level fields.
+
+    Raises:
+        ValueError: ``extra`` would overwrite an envelope field.
+    """
+    out = _Outgoing(
+        v=SCHEMA_VERSION,
+        type=type,
+        table=table,
+        game=game,
+        epoch=epoch,
+        seq=seq,
+        ts=format_ts(ts),
+        data=data,
+    )
+    if not extra:
+        return _ENCODER.encode(out)
+    clash = _ENVELOPE_FIELDS.intersection(extra) - {"state"}
+    if clash:
+        raise ValueError(f"extra fields would overwrite the envelope: {sorted(clash)}")
+    fields: dict[str, object] = {name: getattr(out, name) for name in out.__struct_fields__}
+    fields.update(extra)
+    return _ENCODER.encode(fields)
+
+
+def encode_status(
+    table: str,
+    game: str,
+    epoch: int,
+    seq: int,
+    ts: float,
+    state: Literal["online", "offline", "lost"],
+) -> bytes:
+    """A ``status`` payload: the envelope plus a top-level ``state`` equal to ``data.state``."""
+    return encode(table, game, epoch, seq, ts, "status", StatusData(state=state), {"state": state})
+
+
+def decode_envelope(raw: bytes) -> Envelope:
+    """Parse one payload; unknown fields are ignored (later minor versions add some).
+
+    Raises:
+        msgspec.ValidationError: a required field is missing or has the wrong type.
+        msgspec.DecodeError: not JSON.
+    """
+    return _ENVELOPE_DECODER.decode(raw)
+
+
+def data_as(envelope: Envelope, cls: type[_T]) -> _T:
+    """The envelope's ``data`` as the wire struct ``cls`` (e.g. ``MoveData``), validated."""
+    return msgspec.convert(envelope.data, cls)
+
+
+# --- facts ---------------------------------------------------------------------------------
+
+
+_COMPLETED_BY: Final[dict[CompletedBy, Literal["release", "clock", "reconstructed"]]] = {
+    CompletedBy.RELEASE: "release",
+    CompletedBy.CLOCK: "clock",
+    CompletedBy.RECONSTRUCTED: "reconstructed",
+}
+_TOUCH_ACTION: Final[dict[TouchAction, Literal["lift", "place"]]] = {
+    TouchAction.LIFT: "lift",
+    TouchAction.PLACE: "place",
+}
+
+
+def color_name(color: chess.Color) -> ColorName:
+    """``"white"`` or ``"black"``."""
+    return "white" if color == chess.WHITE else "black"
+
+
+def _optional_color(color: chess.Color | None) -> ColorName | None:
+    return None if color is None else color_name(color)
+
+
+def clocks(times: ClockTimes | None) -> Clocks | None:
+    """The JSON form of clock times (``None`` stays ``None``)."""
+    if times is None:
+        return None
+    return Clocks(white=times.white, black=times.black, running=_optional_color(times.running))
+
+
+def fact_data(fact: Fact) -> tuple[str, str, EventData]:
+    """``(type, topic suffix, data)`` of the event that publishes ``fact``."""
+    match fact:
+        case MovePlayed():
+            return "move", EVENT_MOVE, _move_data(fact)
+        case TouchReported():
+            piece = None if fact.piece is None else fact.piece.symbol()
+            touch = TouchData(
+                action=_TOUCH_ACTION[fact.action],
+                square=chess.square_name(fact.square),
+                piece=piece,
+                meaning=fact.meaning,
+                ply=fact.ply,
+            )
+            return "touch", EVENT_TOUCH, touch
+        case ClockPressed():
+            return (
+                "clock",
+                EVENT_CLOCK,
+                _clock_data("press", fact.clock, fact.by, fact.completes_ply),
+            )
+        case ClockChanged():
+            return "clock", EVENT_CLOCK, _clock_data(fact.state, fact.clock, None, None)
+        case AlertRaised():
+            return "alert", EVENT_ALERT, alert_data(fact)
+        case GameEnded():
+            return (
+                "result",
+                EVENT_RESULT,
+                ResultData(result=fact.result, reason=fact.reason, article=fact.article),
+            )
+        case _:
+            assert_never(fact)
+
+
+def alert_data(fact: AlertRaised) -> AlertData:
+    """The JSON form of an alert (also listed among the open alerts of ``game``)."""
+    return AlertData(
+        kind=fact.kind,
+        article=fact.article,
+        ply=fact.ply,
+        color=_optional_color(fact.color),
+        message=fact.message,
+        details=dict(fact.details),
+    )
+
+
+def _move_data(fact: MovePlayed) -> MoveData:
+    return MoveData(
+        ply=fact.ply,
+        uci=fact.move.uci(),
+        san=fact.san,
+        fen=fact.fen,
+        color=color_name(fact.color),
+        touched=tuple(chess.square_name(square) for square in fact.touched),
+        clock=clocks(fact.clock),
+        completed_by=_COMPLETED_BY[fact.completed_by],
+        supersedes=fact.supersedes,
+    )
+
+
+def _clock_data(
+    kind: str, times: ClockTimes | None, by: chess.Color | None, completes_ply: int | None
+) -> ClockData:
+    return ClockData(
+        kind=kind,
+        by=_optional_color(by),
+        white=None if times is None else times.white,
+        black=None if times is None else times.black,
+        running=None if times is None else _optional_color(times.running),
+        completes_ply=completes_ply,
+    )

@@ -1,0 +1,393 @@
+"""The wire format of PRODUCT.md §2: topics, the envelope, and each fact's JSON."""
+
+from __future__ import annotations
+
+import json
+
+import chess
+import msgspec
+import pytest
+
+from bridge import payloads
+from bridge.facts import (
+    AlertRaised,
+    ClockChanged,
+    ClockPressed,
+    ClockTimes,
+    CompletedBy,
+    Fact,
+    GameEnded,
+    MovePlayed,
+    TouchAction,
+    TouchReported,
+)
+
+ENVELOPE_KEYS = ["v", "type", "table", "game", "epoch", "seq", "ts", "data"]
+TS = 1_777_777_777.123_9  # 2026-05-03T03:09:37.123Z
+
+
+def _encode(type_: str, data: msgspec.Struct, *, seq: int = 7) -> dict[str, object]:
+    raw = payloads.encode("t042", "g1", 3, seq, TS, type_, data)
+    decoded = json.loads(raw)
+    assert isinstance(decoded, dict)
+    return decoded
+
+
+def _fact_body(fact: Fact) -> object:
+    type_, _, data = payloads.fact_data(fact)
+    return _encode(type_, data)["data"]
+
+
+def test_topic() -> None:
+    assert payloads.TOPIC_ROOT == "chessbridge/1"
+    assert payloads.topic("t042", "event/move") == "chessbridge/1/table/t042/event/move"
+    assert payloads.topic("board-7", "status") == "chessbridge/1/table/board-7/status"
+
+
+@pytest.mark.parametrize("table", ["", "a/b", "t+", "#", "x\x00"])
+def test_topic_rejects_table_ids_that_break_topics(table: str) -> None:
+    with pytest.raises(ValueError, match="invalid table id"):
+        payloads.topic(table, "status")
+
+
+def test_envelope_fields_and_order() -> None:
+    body = _encode("result", payloads.ResultData(result="1-0", reason="checkmate", article="5.1.1"))
+    assert list(body) == ENVELOPE_KEYS
+    assert body == {
+        "v": 1,
+        "type": "result",
+        "table": "t042",
+        "game": "g1",
+        "epoch": 3,
+        "seq": 7,
+        "ts": "2026-05-03T03:09:37.123Z",
+        "data": {"result": "1-0", "reason": "checkmate", "article": "5.1.1"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("ts", "text"),
+    [
+        (0.0, "1970-01-01T00:00:00.000Z"),
+        (0.9999, "1970-01-01T00:00:00.999Z"),
+        (1_700_000_000.5, "2023-11-14T22:13:20.500Z"),
+    ],
+)
+def test_ts_is_utc_iso_8601_with_milliseconds(ts: float, text: str) -> None:
+    assert payloads.format_ts(ts) == text
+
+
+def test_status_carries_top_level_state() -> None:
+    raw = payloads.encode_status("t1", "g", 2, 9, TS, "online")
+    body = json.loads(raw)
+    assert body["state"] == "online"
+    assert body["data"] == {"state": "online"}
+    assert body["type"] == "status"
+    envelope = payloads.decode_envelope(raw)
+    assert envelope.state == "online"
+    assert payloads.data_as(envelope, payloads.StatusData) == payloads.StatusData(state="online")
+
+
+def test_extra_may_not_overwrite_the_envelope() -> None:
+    with pytest.raises(ValueError, match="seq"):
+        payloads.encode("t", "g", 1, 1, TS, "status", payloads.StatusData(state="lost"), {"seq": 0})
+
+
+def test_decode_ignores_unknown_fields_and_validates() -> None:
+    raw = payloads.encode(
+        "t", "g", 1, 5, TS, "result", payloads.ResultData(result="0-1", reason="r", article="a")
+    )
+    body = json.loads(raw)
+    body["later_minor_version_field"] = True
+    envelope = payloads.decode_envelope(json.dumps(body).encode())
+    assert (envelope.epoch, envelope.seq) == (1, 5)
+    assert envelope.state is None
+    del body["seq"]
+    with pytest.raises(msgspec.ValidationError):
+        payloads.decode_envelope(json.dumps(body).encode())
+
+
+# --- facts ------------------------------------------------------------------------------------
+
+E2E4 = MovePlayed(
+    ply=1,
+    move=chess.Move.from_uci("e2e4"),
+    san="e4",
+    fen="rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
+    color=chess.WHITE,
+    touched=(chess.E2, chess.E4),
+    completed_by=CompletedBy.CLOCK,
+    clock=ClockTimes(white=5395, black=5400, running=chess.BLACK),
+    supersedes=False,
+    at=12.5,
+)
+
+
+def test_move() -> None:
+    type_, suffix, data = payloads.fact_data(E2E4)
+    assert (type_, suffix) == ("move", "event/move")
+    assert _encode(type_, data)["data"] == {
+        "ply": 1,
+        "uci": "e2e4",
+        "san": "e4",
+        "fen": E2E4.fen,
+        "color": "white",
+        "touched": ["e2", "e4"],
+        "clock": {"white": 5395, "black": 5400, "running": "black"},
+        "completed_by": "clock",
+        "supersedes": False,
+    }
+
+
+def test_move_promotion_without_clock() -> None:
+    fact = MovePlayed(
+        ply=40,
+        move=chess.Move.from_uci("a2a1n"),
+        san="a1=N+",
+        fen="8/8/8/8/8/8/1k6/n1K5 w - - 0 21",
+        color=chess.BLACK,
+        touched=(chess.A2, chess.A1),
+        completed_by=CompletedBy.RELEASE,
+        clock=None,
+        supersedes=True,
+        at=1.0,
+    )
+    data = _fact_body(fact)
+    assert isinstance(data, dict)
+    assert data["uci"] == "a2a1n"
+    assert data["color"] == "black"
+    assert data["clock"] is None
+    assert data["completed_by"] == "release"
+    assert data["supersedes"] is True
+
+
+@pytest.mark.parametrize("completed_by", list(CompletedBy))
+def test_every_completed_by_has_a_name(completed_by: CompletedBy) -> None:
+    fact = MovePlayed(
+        ply=E2E4.ply,
+        move=E2E4.move,
+        san=E2E4.san,
+        fen=E2E4.fen,
+        color=E2E4.color,
+        touched=E2E4.touched,
+        completed_by=completed_by,
+        clock=E2E4.clock,
+        supersedes=False,
+        at=0.0,
+    )
+    _, _, data = payloads.fact_data(fact)
+    assert isinstance(data, payloads.MoveData)
+    assert data.completed_by == completed_by.value
+
+
+def test_touch() -> None:
+    lift = TouchReported(
+        action=TouchAction.LIFT,
+        square=chess.G8,
+        piece=chess.Piece(chess.KNIGHT, chess.BLACK),
+        meaning="own piece lifted",
+        ply=2,
+        at=3.0,
+    )
+    type_, suffix, data = payloads.fact_data(lift)
+    assert (type_, suffix) == ("touch", "event/touch")
+    assert _encode(type_, data)["data"] == {
+        "action": "lift",
+        "square": "g8",
+        "piece": "n",
+        "meaning": "own piece lifted",
+        "ply": 2,
+    }
+    place = TouchReported(
+        action=TouchAction.PLACE, square=chess.A1, piece=None, meaning="unknown", ply=0, at=0.0
+    )
+    assert _fact_body(place) == {
+        "action": "place",
+        "square": "a1",
+        "piece": None,
+        "meaning": "unknown",
+        "ply": 0,
+    }
+
+
+def test_clock_press() -> None:
+    press = ClockPressed(
+        by=chess.WHITE,
+        clock=ClockTimes(white=290, black=300, running=chess.BLACK),
+        completes_ply=1,
+        at=2.0,
+    )
+    type_, suffix, data = payloads.fact_data(press)
+    assert (type_, suffix) == ("clock", "event/clock")
+    assert _encode(type_, data)["data"] == {
+        "kind": "press",
+        "by": "white",
+        "white": 290,
+        "black": 300,
+        "running": "black",
+        "completes_ply": 1,
+    }
+
+
+def test_clock_state_change() -> None:
+    stopped = ClockChanged(
+        state="stopped", clock=ClockTimes(white=1, black=2, running=None), at=0.0
+    )
+    type_, suffix, data = payloads.fact_data(stopped)
+    assert (type_, suffix) == ("clock", "event/clock")
+    assert _encode(type_, data)["data"] == {
+        "kind": "stopped",
+        "by": None,
+        "white": 1,
+        "black": 2,
+        "running": None,
+        "completes_ply": None,
+    }
+    gone = ClockChanged(state="disconnected", clock=None, at=0.0)
+    assert _fact_body(gone) == {
+        "kind": "disconnected",
+        "by": None,
+        "white": None,
+        "black": None,
+        "running": None,
+        "completes_ply": None,
+    }
+
+
+def test_alert() -> None:
+    alert = AlertRaised(
+        kind="touch_move",
+        article="4.3(a)",
+        ply=5,
+        color=chess.WHITE,
+        message="White touched the knight on g1 and moved another piece",
+        details={"touched": ["g1"], "moved": "e2e4", "count": 1, "note": None},
+        at=9.0,
+    )
+    type_, suffix, data = payloads.fact_data(alert)
+    assert (type_, suffix) == ("alert", "event/alert")
+    assert _encode(type_, data)["data"] == {
+        "kind": "touch_move",
+        "article": "4.3(a)",
+        "ply": 5,
+        "color": "white",
+        "message": "White touched the knight on g1 and moved another piece",
+        "details": {"touched": ["g1"], "moved": "e2e4", "count": 1, "note": None},
+    }
+
+
+def test_result() -> None:
+    ended = GameEnded(result="1/2-1/2", reason="stalemate", article="5.2.1", at=0.0)
+    type_, suffix, data = payloads.fact_data(ended)
+    assert (type_, suffix) == ("result", "event/result")
+    assert _encode(type_, data)["data"] == {
+        "result": "1/2-1/2",
+        "reason": "stalemate",
+        "article": "5.2.1",
+    }
+
+
+OPEN_ALERT = AlertRaised(kind="k", article="a", ply=0, color=None, message="m", at=0)
+
+ALL_FACTS: list[Fact] = [
+    E2E4,
+    TouchReported(action=TouchAction.PLACE, square=chess.E4, piece=None, meaning="m", ply=1, at=0),
+    ClockPressed(
+        by=None, clock=ClockTimes(white=1, black=1, running=None), completes_ply=None, at=0
+    ),
+    ClockChanged(state="flag", clock=None, at=0),
+    OPEN_ALERT,
+    GameEnded(result="1-0", reason="resignation", article="5.1.2", at=0),
+]
+
+
+@pytest.mark.parametrize("fact", ALL_FACTS, ids=lambda fact: type(fact).__name__)
+def test_round_trip(fact: Fact) -> None:
+    type_, _, data = payloads.fact_data(fact)
+    envelope = payloads.decode_envelope(payloads.encode("t", "g", 4, 11, TS, type_, data))
+    assert (envelope.v, envelope.type, envelope.epoch, envelope.seq) == (1, type_, 4, 11)
+    assert payloads.data_as(envelope, type(data)) == data
+
+
+# --- retained state ---------------------------------------------------------------------------
+
+
+def test_board() -> None:
+    board = payloads.BoardData(
+        state="connected",
+        driver="dgt",
+        uri="dgt:/dev/ttyACM0",
+        model="DGT Smart Board",
+        serial="12345",
+        firmware="1.0",
+        battery=None,
+        orientation="normal",
+    )
+    body = _encode("board", board)["data"]
+    assert body == {
+        "state": "connected",
+        "driver": "dgt",
+        "uri": "dgt:/dev/ttyACM0",
+        "model": "DGT Smart Board",
+        "serial": "12345",
+        "firmware": "1.0",
+        "battery": None,
+        "orientation": "normal",
+        "error": None,
+    }
+    envelope = payloads.decode_envelope(payloads.encode("t", "g", 1, 1, TS, "board", board))
+    assert payloads.data_as(envelope, payloads.BoardData) == board
+
+
+def test_board_state_is_validated_on_decode() -> None:
+    raw = payloads.encode(
+        "t", "g", 1, 1, TS, "board", payloads.BoardData(state="error", driver="d", uri="u")
+    )
+    envelope = payloads.decode_envelope(raw.replace(b'"error"', b'"exploded"', 1))
+    with pytest.raises(msgspec.ValidationError):
+        payloads.data_as(envelope, payloads.BoardData)
+
+
+def test_game() -> None:
+    alert = payloads.alert_data(OPEN_ALERT)
+    game = payloads.GameData(
+        id="g1",
+        fen=E2E4.fen,
+        start_fen=chess.STARTING_FEN,
+        moves=(payloads.MoveRecord(ply=1, uci="e2e4", san="e4", color="white"),),
+        clocks=payloads.clocks(E2E4.clock),
+        turn="black",
+        alerts=(alert,),
+        result=None,
+        reason=None,
+        article=None,
+        claimable=(),
+        rules="fide-2018/standard",
+        last_seq=41,
+        players={"white": "Anand", "black": "Carlsen"},
+        round="3",
+    )
+    body = _encode("game", game)["data"]
+    assert body == {
+        "id": "g1",
+        "fen": E2E4.fen,
+        "start_fen": chess.STARTING_FEN,
+        "moves": [{"ply": 1, "uci": "e2e4", "san": "e4", "color": "white"}],
+        "clocks": {"white": 5395, "black": 5400, "running": "black"},
+        "turn": "black",
+        "alerts": [
+            {"kind": "k", "article": "a", "ply": 0, "color": None, "message": "m", "details": {}}
+        ],
+        "result": None,
+        "reason": None,
+        "article": None,
+        "claimable": [],
+        "rules": "fide-2018/standard",
+        "last_seq": 41,
+        "players": {"white": "Anand", "black": "Carlsen"},
+        "event": None,
+        "round": "3",
+        "board": None,
+    }
+    envelope = payloads.decode_envelope(payloads.encode("t", "g1", 1, 42, TS, "game", game))
+    assert payloads.data_as(envelope, payloads.GameData) == game
