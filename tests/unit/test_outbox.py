@@ -1,0 +1,146 @@
+"""The durable outbox: seq allocation, restart counter, ordering, acknowledgement, state."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bridge.outbox import Outbox, OutboxLockedError, OutboxRow
+
+
+def _payload(epoch: int, seq: int) -> bytes:
+    return f"{epoch}:{seq}".encode()
+
+
+def test_first_open_is_epoch_one_and_seq_starts_at_one(tmp_path: Path) -> None:
+    with Outbox(tmp_path / "state") as outbox:
+        assert outbox.epoch == 1
+        assert outbox.last_seq == 0
+        assert outbox.add("a/b", _payload) == 1
+        assert outbox.add("a/b", _payload) == 2
+        assert outbox.pending(10) == [
+            OutboxRow(1, "a/b", b"1:1", retain=False),
+            OutboxRow(2, "a/b", b"1:2", retain=False),
+        ]
+
+
+def test_seq_continues_across_reopen_and_epochs(tmp_path: Path) -> None:
+    with Outbox(tmp_path) as outbox:
+        for _ in range(3):
+            outbox.add("t", _payload)
+        for row in outbox.pending(10):
+            outbox.ack(row.seq)  # acknowledged rows are gone, their seqs stay used
+        assert outbox.count() == 0
+    with Outbox(tmp_path) as outbox:
+        assert outbox.epoch == 2
+        assert outbox.last_seq == 3
+        assert outbox.add("t", _payload) == 4
+        assert outbox.pending(10)[0].payload == b"2:4"
+    with Outbox(tmp_path) as outbox:
+        assert outbox.epoch == 3
+        assert outbox.next_seq() == 5
+        assert outbox.add("t", _payload) == 6
+
+
+def test_unacknowledged_rows_survive_reopen_in_order(tmp_path: Path) -> None:
+    with Outbox(tmp_path) as outbox:
+        for index in range(5):
+            outbox.add(f"topic/{index}", _payload, retain=index == 2)
+        outbox.ack(1)
+        outbox.ack(4)
+    with Outbox(tmp_path) as outbox:
+        assert [(row.seq, row.topic, row.retain) for row in outbox.pending(10)] == [
+            (2, "topic/1", False),
+            (3, "topic/2", True),
+            (5, "topic/4", False),
+        ]
+        assert outbox.is_pending(3)
+        assert not outbox.is_pending(4)
+        assert [row.seq for row in outbox.pending(2)] == [2, 3]
+
+
+def test_ack_twice_is_harmless(tmp_path: Path) -> None:
+    with Outbox(tmp_path) as outbox:
+        seq = outbox.add("t", _payload)
+        outbox.ack(seq)
+        outbox.ack(seq)
+        outbox.ack(999)
+        assert outbox.pending(10) == []
+
+
+def test_retained_row_replaces_a_waiting_one_of_the_same_topic(tmp_path: Path) -> None:
+    with Outbox(tmp_path) as outbox:
+        outbox.add("game", _payload, retain=True)
+        outbox.add("event", _payload)
+        outbox.add("game", _payload, retain=True)
+        outbox.add("board", _payload, retain=True)
+        assert [(row.seq, row.topic) for row in outbox.pending(10)] == [
+            (2, "event"),
+            (3, "game"),
+            (4, "board"),
+        ]
+
+
+def test_failing_payload_factory_changes_nothing(tmp_path: Path) -> None:
+    def broken(epoch: int, seq: int) -> bytes:
+        raise RuntimeError("encoder bug")
+
+    with Outbox(tmp_path) as outbox:
+        outbox.add("t", _payload)
+        with pytest.raises(RuntimeError, match="encoder bug"):
+            outbox.add("t", broken)
+        assert outbox.add("t", _payload) == 2
+    with Outbox(tmp_path) as outbox:
+        assert outbox.last_seq == 2
+
+
+def test_key_value_state(tmp_path: Path) -> None:
+    with Outbox(tmp_path) as outbox:
+        assert outbox.get("engine") is None
+        outbox.put("engine", b"\x00state-1")
+        outbox.put("engine", b"state-2")
+        outbox.put("other", b"")
+    with Outbox(tmp_path) as outbox:
+        assert outbox.get("engine") == b"state-2"
+        assert outbox.get("other") == b""
+
+
+def test_one_outbox_per_state_directory(tmp_path: Path) -> None:
+    outbox = Outbox(tmp_path)
+    with pytest.raises(OutboxLockedError, match="already open"):
+        Outbox(tmp_path)
+    outbox.close()
+    outbox.close()  # idempotent
+    with Outbox(tmp_path) as reopened:
+        assert reopened.epoch == 2
+
+
+def test_rows_survive_sigkill(tmp_path: Path) -> None:
+    """A row is on disk when add() returns, even if the process dies right after."""
+    script = (
+        "import os, signal, sys\n"
+        "from pathlib import Path\n"
+        "from bridge.outbox import Outbox\n"
+        "box = Outbox(Path(sys.argv[1]))\n"
+        "for _ in range(50):\n"
+        "    box.add('t', lambda epoch, seq: b'x%d' % seq)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], cwd=root, check=False, timeout=30
+    )
+    assert done.returncode == -9
+    with Outbox(tmp_path) as outbox:  # the lock died with the process
+        assert outbox.epoch == 2
+        rows = outbox.pending(100)
+        assert [row.seq for row in rows] == list(range(1, 51))
+        assert rows[-1].payload == b"x50"
+
+
+def test_full_synchronous_mode(tmp_path: Path) -> None:
+    with Outbox(tmp_path, synchronous="FULL") as outbox:
+        assert outbox.add("t", _payload) == 1
