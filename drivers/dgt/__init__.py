@@ -1,0 +1,1 @@
+"""DGT electronic boards over serial, USB or classic Bluetooth (board-protocols.md §1)."""
