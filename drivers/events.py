@@ -165,3 +165,17 @@ BoardEvent = (
     | StoredClockTime
 )
 """Everything a codec can report."""
+
+
+def merge_info(old: BoardInfo, new: BoardInfo) -> BoardInfo:
+    """``old`` updated with every field ``new`` carries (boards report one field at a time)."""
+    return BoardInfo(
+        at=new.at,
+        serial=new.serial if new.serial is not None else old.serial,
+        version=new.version if new.version is not None else old.version,
+        trademark=new.trademark if new.trademark is not None else old.trademark,
+        battery_percent=(
+            new.battery_percent if new.battery_percent is not None else old.battery_percent
+        ),
+        charging=new.charging if new.charging is not None else old.charging,
+    )

@@ -1,0 +1,105 @@
+"""The configuration file (TOML) and its schema. Pure: bytes in, a validated ``Config`` out.
+
+Secrets (the broker password) come from here or from the environment, never from the command
+line. Example (see docs/chessbridge.example.toml)::
+
+    [broker]
+    url = "mqtts://broker.venue.lan:8883"
+    username = "t042"
+    password = "..."            # or CHESSBRIDGE_MQTT_PASSWORD in the environment
+    ca_file = "/etc/chessbridge/ca.pem"
+
+    [engine]
+    dwell = 0.4                 # seconds a piece rests before an ambiguous move counts as released
+    clock_white_side = "left"   # default: inferred (the clock running before move 1 is White's)
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from typing import Final, Literal
+
+import msgspec
+
+ENV_USERNAME: Final = "CHESSBRIDGE_MQTT_USERNAME"
+ENV_PASSWORD: Final = "CHESSBRIDGE_MQTT_PASSWORD"
+
+RULES: Final = ("fide-2018", "fide-1997")
+MODES: Final = ("standard", "rapid", "blitz")
+DEFAULT_RULES: Final = "fide-2018"
+
+
+class ConfigError(ValueError):
+    """The configuration is invalid; the message says which setting and why."""
+
+
+class BrokerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``[broker]``."""
+
+    url: str | None = None
+    username: str | None = None
+    password: str | None = None
+    ca_file: str | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
+
+
+class EngineSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``[engine]``."""
+
+    dwell: float = 0.4
+    clock_white_side: Literal["left", "right"] | None = None
+    touch_events: bool = True
+
+
+class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """The whole file; every section optional."""
+
+    broker: BrokerConfig = msgspec.field(default_factory=BrokerConfig)
+    engine: EngineSection = msgspec.field(default_factory=EngineSection)
+    rules: str | None = None
+
+
+def decode(raw: bytes, source: str = "config") -> Config:
+    """Parse and validate a TOML config file.
+
+    Raises:
+        ConfigError: not TOML, an unknown setting, or a value of the wrong type.
+    """
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{source}: not valid TOML: {exc}") from exc
+    try:
+        config = msgspec.convert(data, Config)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(f"{source}: {exc}") from exc
+    if config.engine.dwell < 0 or config.engine.dwell > 5:
+        raise ConfigError(f"{source}: engine.dwell must be between 0 and 5 seconds")
+    if config.rules is not None:
+        check_rules(config.rules)
+    return config
+
+
+def with_environment(config: Config, env: Mapping[str, str]) -> Config:
+    """Credentials from the environment override those of the file."""
+    broker = config.broker
+    username = env.get(ENV_USERNAME) or broker.username
+    password = env.get(ENV_PASSWORD) or broker.password
+    return msgspec.structs.replace(
+        config, broker=msgspec.structs.replace(broker, username=username, password=password)
+    )
+
+
+def check_rules(text: str) -> str:
+    """Validate a rules edition: ``fide-2018`` or ``fide-1997``, optionally ``-rapid``/``-blitz``.
+
+    Raises:
+        ConfigError: an unknown edition or mode.
+    """
+    for edition in RULES:
+        if text == edition or any(text == f"{edition}-{mode}" for mode in MODES):
+            return text
+    choices = ", ".join(f"{e}[-{'|-'.join(MODES)}]" for e in RULES)
+    raise ConfigError(f"unknown rules edition {text!r}; choose one of {choices}")

@@ -1,0 +1,313 @@
+"""The table daemon: board link → engine → publisher, supervised. The composition root.
+
+One asyncio loop runs three things: the board link (reconnecting with capped, jittered backoff
+after the first successful open), the publisher (its own reconnect loop and durable outbox), and
+the engine's timer (armed with ``loop.call_at`` at ``Arbiter.next_deadline()``). The engine is
+fed in the loop's thread, with ``loop.time()`` as ``now``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import datetime as dt
+import logging
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final, Literal
+
+import chess
+import msgspec
+
+from bridge import payloads
+from bridge.config import Config
+from bridge.engine import Arbiter, EngineConfig, GameSnapshot
+from bridge.facts import Fact, MovePlayed, TouchReported
+from bridge.outbox import Outbox
+from bridge.publisher import Publisher
+from drivers import BoardUri
+from drivers.dgt.link import DgtSerialLink
+from drivers.errors import LinkError
+from drivers.events import BoardEvent, BoardInfo, ClockSide, merge_info
+
+log = logging.getLogger("chessbridge")
+
+GAME_KEY: Final = "game"
+"""Outbox key/value entry holding the game in progress."""
+
+
+class SavedGame(msgspec.Struct, frozen=True, kw_only=True):
+    """The game in progress as kept on disk, to resume after a restart."""
+
+    id: str
+    start_fen: str
+    moves: list[str]
+    rules: str
+    result: str | None = None
+
+
+@dataclass(kw_only=True)
+class DaemonOptions:
+    """What ``chessbridge run`` was asked to do."""
+
+    board: BoardUri
+    table: str
+    broker: str
+    rules: str
+    state_dir: Path
+    config: Config = field(default_factory=Config)
+    reconnect_min: float = 0.5
+    reconnect_max: float = 10.0
+
+
+class TableDaemon:
+    """One table: a board, its engine, its publisher."""
+
+    def __init__(self, options: DaemonOptions) -> None:
+        self.options = options
+        self.outbox = Outbox(options.state_dir)
+        engine = options.config.engine
+        white = None if engine.clock_white_side is None else ClockSide(engine.clock_white_side)
+        self._engine_config = EngineConfig(dwell=engine.dwell, white_side=white)
+        self.game_id, self.arbiter = self._load_game()
+        broker = options.config.broker
+        self.publisher = Publisher(
+            options.table,
+            options.broker,
+            self.outbox,
+            username=broker.username,
+            password=broker.password,
+            ca_file=None if broker.ca_file is None else Path(broker.ca_file),
+            cert_file=None if broker.cert_file is None else Path(broker.cert_file),
+            key_file=None if broker.key_file is None else Path(broker.key_file),
+            game_id=self.game_id,
+        )
+        self._board_state: Literal["connecting", "connected", "disconnected", "error"] = (
+            "connecting"
+        )
+        self._board_info = BoardInfo(at=0.0)
+        self._board_error: str | None = None
+        self._shown_rotated = False
+        self._last_seq = self.outbox.last_seq
+        self._timer: asyncio.TimerHandle | None = None
+        self._link: DgtSerialLink | None = None
+        self.first_open = asyncio.Event()
+
+    # -- running ----------------------------------------------------------------------------
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Run until ``stop`` is set. A board that cannot be opened at start raises LinkError."""
+        self._publish_board()
+        self._publish_game()
+        publisher = asyncio.create_task(self.publisher.run(), name="publisher")
+        board = asyncio.create_task(self._supervise_board(), name="board")
+        stopper = asyncio.create_task(stop.wait(), name="stop")
+        try:
+            done, _ = await asyncio.wait(
+                {publisher, board, stopper}, return_when=asyncio.FIRST_COMPLETED
+            )
+            for task in done:
+                if task is not stopper:
+                    task.result()  # re-raise a LinkError at start, or a crash
+        finally:
+            for task in (board, stopper):
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await board
+            if self._timer is not None:
+                self._timer.cancel()
+            await self.publisher.stop()
+            publisher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await publisher
+            self.outbox.close()
+
+    async def _supervise_board(self) -> None:
+        attempt = 0
+        while True:
+            link = DgtSerialLink(self.options.board.address, self._on_event)
+            self._link = link
+            try:
+                await link.open()
+            except LinkError as exc:
+                if not self.first_open.is_set():
+                    self._set_board("error", str(exc))
+                    raise
+                attempt += 1
+                delay = _backoff(attempt, self.options.reconnect_min, self.options.reconnect_max)
+                log.warning("%s; retrying in %.1f s", exc, delay)
+                self._set_board("disconnected", str(exc))
+                await asyncio.sleep(delay)
+                continue
+            attempt = 0
+            self.first_open.set()
+            self._board_info = link.info
+            self._set_board("connected", None)
+            log.info("board %s connected (%s)", self.options.board, _describe(link.info))
+            try:
+                await link.run()
+            except LinkError as exc:
+                log.warning("%s; reconnecting", exc)
+                self._set_board("disconnected", str(exc))
+
+    # -- events -----------------------------------------------------------------------------
+
+    def _on_event(self, event: BoardEvent) -> None:
+        loop = asyncio.get_running_loop()
+        if isinstance(event, BoardInfo):
+            merged = merge_info(self._board_info, event)
+            changed = dataclasses.replace(merged, at=0.0) != dataclasses.replace(
+                self._board_info, at=0.0
+            )
+            self._board_info = merged
+            if changed and self.first_open.is_set():
+                self._publish_board()
+            return
+        self._emit(self.arbiter.feed(event, loop.time()))
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self._emit(self.arbiter.handle_timer(asyncio.get_running_loop().time()))
+
+    def _emit(self, facts: list[Fact]) -> None:
+        game_changed = False
+        touches = self.options.config.engine.touch_events
+        for fact in facts:
+            if isinstance(fact, TouchReported) and not touches:
+                continue
+            self._last_seq = self.publisher.publish_fact(fact)
+            if isinstance(fact, MovePlayed):
+                log.info("ply %d: %s (%s)", fact.ply, fact.san, fact.completed_by.value)
+            game_changed = game_changed or not isinstance(fact, TouchReported)
+        if game_changed:
+            self._save_game()
+            self._publish_game()
+        if self.arbiter.rotated != self._shown_rotated and self._board_state == "connected":
+            self._publish_board()
+        self._arm_timer()
+
+    def _arm_timer(self) -> None:
+        deadline = self.arbiter.next_deadline()
+        if self._timer is not None:
+            if deadline is not None and self._timer.when() == deadline:
+                return
+            self._timer.cancel()
+            self._timer = None
+        if deadline is not None:
+            self._timer = asyncio.get_running_loop().call_at(deadline, self._on_timer)
+
+    # -- retained state ---------------------------------------------------------------------
+
+    def _set_board(
+        self,
+        state: Literal["connecting", "connected", "disconnected", "error"],
+        error: str | None,
+    ) -> None:
+        self._board_state = state
+        self._board_error = error
+        self._publish_board()
+
+    def _publish_board(self) -> None:
+        info = self._board_info
+        orientation: Literal["normal", "rotated"] | None = None
+        if self._board_state == "connected":
+            orientation = "rotated" if self.arbiter.rotated else "normal"
+            self._shown_rotated = self.arbiter.rotated
+        self.publisher.set_board(
+            payloads.BoardData(
+                state=self._board_state,
+                driver=self.options.board.scheme,
+                uri=str(self.options.board),
+                model=info.trademark,
+                serial=info.serial,
+                firmware=info.version,
+                battery=info.battery_percent,
+                orientation=orientation,
+                error=self._board_error,
+            )
+        )
+
+    def _publish_game(self) -> None:
+        snap = self.arbiter.snapshot()
+        self._last_seq = self.publisher.set_game(
+            game_data(snap, self.game_id, self.options.rules, self._last_seq)
+        )
+
+    def _save_game(self) -> None:
+        snap = self.arbiter.snapshot()
+        saved = SavedGame(
+            id=self.game_id,
+            start_fen=snap.start_fen,
+            moves=[uci for uci, _ in snap.moves],
+            rules=self.options.rules,
+            result=None if snap.result is None else snap.result.result,
+        )
+        self.outbox.put(GAME_KEY, msgspec.json.encode(saved))
+
+    def _load_game(self) -> tuple[str, Arbiter]:
+        raw = self.outbox.get(GAME_KEY)
+        if raw is not None:
+            try:
+                saved = msgspec.json.decode(raw, type=SavedGame)
+                board = chess.Board(saved.start_fen)
+                for uci in saved.moves:
+                    board.push_uci(uci)
+            except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as exc:
+                log.error("saved game in %s unreadable (%s); starting a new game", GAME_KEY, exc)
+            else:
+                if saved.result is None:
+                    log.info("resuming game %s at ply %d", saved.id, board.ply())
+                    return saved.id, Arbiter(self._engine_config, board)
+        return new_game_id(self.options.table), Arbiter(self._engine_config)
+
+
+def new_game_id(table: str, now: Callable[[], dt.datetime] | None = None) -> str:
+    """A fresh game id: the table and the UTC start time."""
+    stamp = (now or (lambda: dt.datetime.now(dt.UTC)))()
+    return f"{table}-{stamp.strftime('%Y%m%dT%H%M%SZ')}"
+
+
+def game_data(snap: GameSnapshot, game_id: str, rules: str, last_seq: int) -> payloads.GameData:
+    """The retained ``game`` payload of an engine snapshot."""
+    board = chess.Board(snap.start_fen)
+    moves: list[payloads.MoveRecord] = []
+    for uci, san in snap.moves:
+        moves.append(
+            payloads.MoveRecord(
+                ply=board.ply() + 1, uci=uci, san=san, color=payloads.color_name(board.turn)
+            )
+        )
+        board.push_uci(uci)
+    result = snap.result
+    return payloads.GameData(
+        id=game_id,
+        fen=snap.fen,
+        start_fen=snap.start_fen,
+        moves=tuple(moves),
+        clocks=payloads.clocks(snap.clock),
+        turn=payloads.color_name(snap.turn),
+        alerts=tuple(payloads.alert_data(alert) for alert in snap.alerts),
+        result=None if result is None else result.result,
+        reason=None if result is None else result.reason,
+        article=None if result is None else result.article,
+        claimable=(),
+        rules=rules,
+        last_seq=last_seq,
+    )
+
+
+def _backoff(attempt: int, low: float, high: float) -> float:
+    """Capped, jittered exponential backoff."""
+    delay: float = min(high, low * 2.0 ** min(attempt, 10))
+    return delay * random.uniform(0.5, 1.0)
+
+
+def _describe(info: BoardInfo) -> str:
+    parts = [
+        f"serial {info.serial}" if info.serial else "",
+        f"v{info.version}" if info.version else "",
+    ]
+    return ", ".join(p for p in parts if p) or "no identity reported"
