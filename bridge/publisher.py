@@ -1,0 +1,447 @@
+"""The MQTT side of one table: the durable outbox drained to the broker, in order, at QoS 1.
+
+:meth:`Publisher.publish` is synchronous and never waits for the network: it gives the payload
+its ``seq`` and stores it in the outbox (:mod:`bridge.outbox`), then wakes the sender. :meth:`run`
+keeps one connection to the broker, reconnecting with capped, jittered exponential backoff. On
+every connection it
+
+1. connects with the Last Will ``status`` = ``lost`` (retained, QoS 1);
+2. subscribes to ``request/+`` and hands each request to ``on_request``;
+3. publishes ``status`` = ``online`` (retained, QoS 1);
+4. republishes the last retained ``board`` and ``game`` it holds (the broker may have restarted
+   without persistence), unless those are still in the outbox and about to be sent anyway;
+5. drains the outbox in ``seq`` order, one message at a time, deleting a row only after its
+   PUBACK. A row whose PUBACK never came is sent again on the next connection, so subscribers
+   may see it twice and drop the copy by ``(epoch, seq)``; they never see messages out of order.
+
+:meth:`stop` publishes ``status`` = ``offline`` and disconnects cleanly, so the broker does not
+send the Will.
+
+Status payloads are not stored: they describe the connection they are sent on. Their ``seq``
+comes from the same counter, so ``seq`` is increasing but not contiguous: a connection reserves
+the ``seq`` of its ``online`` and then of its Will, and a Will the broker never had to send leaves
+a gap. Failed connection attempts reuse the reserved pair, so an outage uses up no ``seq``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Final, Literal
+from urllib.parse import urlsplit
+
+import aiomqtt
+import msgspec
+from paho.mqtt.reasoncodes import ReasonCode
+
+from bridge import payloads
+from bridge.facts import Fact
+from bridge.outbox import Outbox
+
+_LOGGER = logging.getLogger(__name__)
+
+
+class _DroppedConnectionIsAWarning(logging.Filter):
+    """paho logs a connection dropped by the broker at ERROR; to us it is an outage that we
+    report (WARNING) and recover from, so its record becomes a WARNING too."""
+
+    _TEMPLATES: Final = frozenset({"failed to receive on socket: %s", "timeout on socket: %s"})
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno == logging.ERROR and record.msg in self._TEMPLATES:
+            record.levelno = logging.WARNING
+            record.levelname = logging.getLevelName(logging.WARNING)
+        return True
+
+
+_MQTT_LOGGER = logging.getLogger(f"{__name__}.mqtt")
+_MQTT_LOGGER.addFilter(_DroppedConnectionIsAWarning())
+
+RequestHandler = Callable[[str, bytes], Awaitable[None]]
+"""Called with the command name (the last topic level) and the raw payload of a request."""
+
+_REFUSED_CREDENTIALS: Final = frozenset({4, 5, 134, 135})
+"""CONNACK codes for bad username/password and not authorised (MQTT 3.1.1 and 5)."""
+
+_MAX_QUEUED_REQUESTS: Final = 100
+_BATCH: Final = 100
+
+
+class Publisher:
+    """Publishes one table's payloads to the broker from its durable outbox."""
+
+    def __init__(
+        self,
+        table: str,
+        broker: str,
+        outbox: Outbox,
+        *,
+        username: str | None = None,
+        password: str | None = None,
+        ca_file: Path | None = None,
+        cert_file: Path | None = None,
+        key_file: Path | None = None,
+        game_id: str = "",
+        on_request: RequestHandler | None = None,
+        client_id: str | None = None,
+        keepalive: int = 15,
+        reconnect_min: float = 0.5,
+        reconnect_max: float = 30.0,
+        drain_timeout: float = 2.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        """Set up; nothing touches the network before :meth:`run`.
+
+        Args:
+            table: the table id, the topic level under ``chessbridge/1/table/``.
+            broker: ``mqtt://host[:1883]`` or ``mqtts://host[:8883]``; no credentials in it.
+            outbox: this table's outbox; it allocates every ``seq``.
+            username: broker username; with ``password``, never logged.
+            password: broker password.
+            ca_file: CA bundle for ``mqtts`` (default: the system's).
+            cert_file: client certificate for ``mqtts``.
+            key_file: key of the client certificate.
+            game_id: the envelope's ``game``; the daemon updates :attr:`game_id`.
+            on_request: receives each ``request/{command}`` (command name, payload bytes).
+            client_id: the MQTT client id; default the table id.
+            keepalive: seconds; the broker sends the Will after 1.5 times this of silence.
+            reconnect_min: first backoff delay in seconds.
+            reconnect_max: cap of the backoff delay.
+            drain_timeout: how long :meth:`stop` lets the outbox drain before going offline.
+            clock: wall-clock seconds for the envelope's ``ts``.
+
+        Raises:
+            ValueError: a malformed broker URL, or TLS files with ``mqtt://``.
+        """
+        payloads.topic(table, "")  # validates the table id
+        self.table = table
+        self.game_id = game_id
+        self.on_request = on_request
+        self.connected = asyncio.Event()
+        """Set while connected and announced (``online`` and retained state sent)."""
+        self.published_count = 0
+        """Outbox rows the broker acknowledged (status payloads not counted)."""
+
+        self._host, self._port, tls = _parse_broker(broker)
+        self.broker = f"{self._host}:{self._port}"
+        """``host:port`` of the broker, for logs."""
+        if not tls and (ca_file or cert_file or key_file):
+            raise ValueError("TLS files given but the broker URL is not mqtts://")
+        self._tls = (
+            aiomqtt.TLSParameters(
+                ca_certs=None if ca_file is None else str(ca_file),
+                certfile=None if cert_file is None else str(cert_file),
+                keyfile=None if key_file is None else str(key_file),
+            )
+            if tls
+            else None
+        )
+        self._username = username
+        self._password = password
+        self._client_id = table if client_id is None else client_id
+        self._keepalive = keepalive
+        self._reconnect_min = reconnect_min
+        self._reconnect_max = reconnect_max
+        self._drain_timeout = drain_timeout
+        self._clock = clock
+        self._outbox = outbox
+
+        self._status_topic = payloads.topic(table, payloads.STATUS)
+        self._request_filter = payloads.topic(table, f"{payloads.REQUEST_PREFIX}/+")
+        self._retained: dict[str, tuple[int, bytes]] = {}
+        self._reserved: tuple[int, bytes] | None = None  # (online seq, Will payload)
+        self._wake = asyncio.Event()
+        self._drained = asyncio.Event()
+        if outbox.count() == 0:
+            self._drained.set()
+        self._stopping = asyncio.Event()
+        self._done = asyncio.Event()
+        self._run_task: asyncio.Task[None] | None = None
+        self._session_started = False
+        self._requests: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue(_MAX_QUEUED_REQUESTS)
+
+    @property
+    def epoch(self) -> int:
+        """The restart counter of this table's outbox."""
+        return self._outbox.epoch
+
+    # --- publishing (synchronous, never blocks on the network) --------------------------------
+
+    def publish(
+        self,
+        type: str,  # noqa: A002  # the envelope's field name
+        suffix: str,
+        data: msgspec.Struct,
+        retain: bool = False,
+    ) -> int:
+        """Store one payload for ``suffix`` (e.g. ``"event/move"``) and wake the sender.
+
+        Returns its ``seq``. The payload is on disk when this returns.
+        """
+        topic = payloads.topic(self.table, suffix)
+        game = self.game_id
+        ts = self._clock()
+        built: list[bytes] = []
+
+        def build(epoch: int, seq: int) -> bytes:
+            payload = payloads.encode(self.table, game, epoch, seq, ts, type, data)
+            built.append(payload)
+            return payload
+
+        seq = self._outbox.add(topic, build, retain)
+        if retain:
+            self._retained[topic] = (seq, built[0])
+        self._drained.clear()
+        self._wake.set()
+        return seq
+
+    def publish_fact(self, fact: Fact) -> int:
+        """Publish one engine fact as its event; returns its ``seq``."""
+        type_, suffix, data = payloads.fact_data(fact)
+        return self.publish(type_, suffix, data)
+
+    def set_board(self, data: payloads.BoardData) -> int:
+        """Publish the retained ``board`` state (republished on every reconnect)."""
+        return self.publish("board", payloads.BOARD, data, retain=True)
+
+    def set_game(self, data: payloads.GameData) -> int:
+        """Publish the retained ``game`` snapshot (republished on every reconnect)."""
+        return self.publish("game", payloads.GAME, data, retain=True)
+
+    async def flushed(self) -> None:
+        """Wait until the outbox is empty: everything published so far was acknowledged."""
+        await self._drained.wait()
+
+    # --- the connection ------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Stay connected and drain the outbox until :meth:`stop` (or cancellation)."""
+        if self._run_task is not None:
+            raise RuntimeError("Publisher.run() is already running")
+        self._run_task = asyncio.current_task()
+        self._done.clear()
+        worker = asyncio.create_task(self._serve_requests(), name=f"requests {self.table}")
+        delay = self._reconnect_min
+        try:
+            while not self._stopping.is_set():
+                self._session_started = False
+                try:
+                    await self._session()
+                except aiomqtt.MqttError as exc:
+                    if self._stopping.is_set():
+                        break
+                    if self._session_started:
+                        delay = self._reconnect_min
+                    wait = random.uniform(delay / 2, delay)
+                    self._log_failure(exc, wait)
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._stopping.wait(), wait)
+                    delay = min(delay * 2, self._reconnect_max)
+        finally:
+            worker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await worker
+            self._run_task = None
+            self._done.set()
+
+    async def stop(self, grace: float = 5.0) -> None:
+        """Drain briefly, publish ``offline``, disconnect cleanly and wait for :meth:`run`.
+
+        Payloads still in the outbox stay there for the next run.
+        """
+        self._stopping.set()
+        self._wake.set()
+        task = self._run_task
+        if task is None:
+            return
+        try:
+            await asyncio.wait_for(self._done.wait(), grace)
+        except TimeoutError:
+            _LOGGER.warning(
+                "MQTT publisher of table %s did not stop in time; cancelling", self.table
+            )
+            task.cancel()
+            await self._done.wait()
+
+    async def _session(self) -> None:
+        """One connection: announce, then send and receive until it fails or we stop."""
+        online_seq, will = self._reserve_statuses()
+        client = aiomqtt.Client(
+            self._host,
+            self._port,
+            identifier=self._client_id,
+            username=self._username,
+            password=self._password,
+            will=aiomqtt.Will(self._status_topic, will, qos=1, retain=True),
+            clean_session=True,
+            keepalive=self._keepalive,
+            tls_params=self._tls,
+            logger=_MQTT_LOGGER,
+        )
+        async with client:
+            self._session_started = True
+            self._reserved = None  # used now; the next connection gets new seqs
+            _LOGGER.info("connected to MQTT broker %s as %r", self.broker, self._client_id)
+            try:
+                await self._announce(client, online_seq)
+                self.connected.set()
+                await self._serve(client)
+            except asyncio.CancelledError:
+                with contextlib.suppress(aiomqtt.MqttError, TimeoutError):
+                    await asyncio.wait_for(self._say_offline(client), 1.0)
+                raise
+            finally:
+                self.connected.clear()
+            await self._say_offline(client)
+            _LOGGER.info("disconnecting from MQTT broker %s", self.broker)
+
+    async def _announce(self, client: aiomqtt.Client, online_seq: int) -> None:
+        await client.subscribe(self._request_filter, qos=1)
+        online = self._status("online", online_seq)
+        await client.publish(self._status_topic, online, qos=1, retain=True)
+        for topic, (seq, payload) in list(self._retained.items()):
+            if not self._outbox.is_pending(seq):
+                await client.publish(topic, payload, qos=1, retain=True)
+
+    async def _serve(self, client: aiomqtt.Client) -> None:
+        """Send and receive until the connection fails (raises) or :meth:`stop` (returns)."""
+        receiver = asyncio.create_task(self._receive(client))
+        sender = asyncio.create_task(self._send(client))
+        stopping = asyncio.create_task(self._stopping.wait())
+        tasks = {receiver, sender, stopping}
+        try:
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            if done == {stopping}:
+                # Give the outbox a moment to drain before going offline.
+                done, _ = await asyncio.wait(
+                    {receiver, sender},
+                    timeout=self._drain_timeout,
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+            for task in done:
+                task.result()  # the receiver and a failed sender raise MqttError
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _send(self, client: aiomqtt.Client) -> None:
+        """Drain the outbox in seq order; return once it is empty and we are stopping."""
+        while True:
+            self._wake.clear()
+            rows = self._outbox.pending(_BATCH)
+            if not rows:
+                self._drained.set()
+                if self._stopping.is_set():
+                    return
+                await self._wake.wait()
+                continue
+            for row in rows:
+                await client.publish(row.topic, row.payload, qos=1, retain=row.retain)
+                self._outbox.ack(row.seq)
+                self.published_count += 1
+
+    async def _receive(self, client: aiomqtt.Client) -> None:
+        """Queue each request for the handler; raises MqttError when the connection drops."""
+        async for message in client.messages:
+            command = message.topic.value.rsplit("/", 1)[-1]
+            if message.retain:
+                # A retained command would run again on every reconnect: never act on one.
+                _LOGGER.warning("ignoring retained request %r on table %s", command, self.table)
+                continue
+            try:
+                self._requests.put_nowait((command, bytes(message.payload)))
+            except asyncio.QueueFull:
+                _LOGGER.warning(
+                    "too many requests queued on table %s; dropping %r", self.table, command
+                )
+
+    async def _serve_requests(self) -> None:
+        """Hand requests to ``on_request`` one at a time, in arrival order."""
+        while True:
+            command, raw = await self._requests.get()
+            handler = self.on_request
+            if handler is None:
+                _LOGGER.debug("no request handler; dropping %r", command)
+                continue
+            try:
+                await handler(command, raw)
+            except Exception:
+                # The one boundary where any handler failure is caught: log it and go on.
+                _LOGGER.exception("request %r on table %s failed", command, self.table)
+
+    async def _say_offline(self, client: aiomqtt.Client) -> None:
+        await client.publish(self._status_topic, self._status("offline"), qos=1, retain=True)
+
+    def _status(self, state: Literal["online", "offline", "lost"], seq: int | None = None) -> bytes:
+        if seq is None:
+            seq = self._outbox.next_seq()
+        return payloads.encode_status(
+            self.table, self.game_id, self._outbox.epoch, seq, self._clock(), state
+        )
+
+    def _reserve_statuses(self) -> tuple[int, bytes]:
+        """The ``online`` seq and the Will (``lost``, the next seq) of the next connection.
+
+        Kept until a connection succeeds, so failed attempts use up no seq; ``online`` comes
+        first so that a Will always has a higher seq than the ``online`` it ends.
+        """
+        if self._reserved is None:
+            online_seq = self._outbox.next_seq()
+            self._reserved = (online_seq, self._status("lost"))
+        return self._reserved
+
+    def _log_failure(self, exc: aiomqtt.MqttError, wait: float) -> None:
+        if isinstance(exc, aiomqtt.MqttCodeError) and _code(exc.rc) in _REFUSED_CREDENTIALS:
+            _LOGGER.error(
+                "MQTT broker %s refused the connection (%s): check username/password in the "
+                "config or environment; retrying in %.1f s",
+                self.broker,
+                exc,
+                wait,
+            )
+        elif self._session_started:
+            _LOGGER.warning(
+                "lost the connection to MQTT broker %s (%s); reconnecting in %.1f s",
+                self.broker,
+                exc,
+                wait,
+            )
+        else:
+            _LOGGER.warning(
+                "cannot connect to MQTT broker %s (%s); retrying in %.1f s", self.broker, exc, wait
+            )
+
+
+def _code(rc: int | ReasonCode | None) -> int | None:
+    return rc.value if isinstance(rc, ReasonCode) else rc
+
+
+def _parse_broker(url: str) -> tuple[str, int, bool]:
+    """``(host, port, tls)`` of a broker URL.
+
+    Raises:
+        ValueError: not ``mqtt://`` or ``mqtts://``, no host, a path, or credentials in the URL.
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in ("mqtt", "mqtts"):
+        raise ValueError(f"broker URL must start with mqtt:// or mqtts://: {url!r}")
+    if parts.username is not None or parts.password is not None:
+        raise ValueError(
+            "put the broker username/password in the config or environment, not in the URL"
+        )
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ValueError(f"broker URL must be mqtt[s]://host[:port]: {url!r}")
+    tls = parts.scheme == "mqtts"
+    try:
+        port = parts.port
+    except ValueError:
+        raise ValueError(f"bad port in broker URL {url!r}") from None
+    if not parts.hostname:
+        raise ValueError(f"no host in broker URL {url!r}")
+    return parts.hostname, port if port is not None else (8883 if tls else 1883), tls

@@ -1,0 +1,420 @@
+"""The publisher against a real Mosquitto: status and Will, order, outages, requests."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import aiomqtt
+import pytest
+
+from bridge import payloads
+from bridge.outbox import Outbox
+from bridge.publisher import Publisher, RequestHandler
+from tests.conftest import Mosquitto, MosquittoFactory, Subscribe
+
+ROOT = Path(__file__).resolve().parents[2]
+
+BOARD = payloads.BoardData(state="connected", driver="dgt", uri="dgt:/dev/ttyACM0", model="m")
+
+
+def _game(last_seq: int) -> payloads.GameData:
+    return payloads.GameData(
+        id="g1",
+        fen="8/8/8/8/8/8/8/K6k w - - 0 1",
+        start_fen="8/8/8/8/8/8/8/K6k w - - 0 1",
+        moves=(),
+        clocks=None,
+        turn="white",
+        alerts=(),
+        result=None,
+        reason=None,
+        article=None,
+        claimable=(),
+        rules="fide-2018/standard",
+        last_seq=last_seq,
+    )
+
+
+def _result(n: int) -> payloads.ResultData:
+    """A small event whose content says which one it is."""
+    return payloads.ResultData(result="1-0", reason=f"event {n}", article="-")
+
+
+def _envelopes(messages: list[aiomqtt.Message]) -> list[payloads.Envelope]:
+    return [payloads.decode_envelope(bytes(m.payload)) for m in messages]
+
+
+def _states(messages: list[aiomqtt.Message]) -> list[str | None]:
+    return [envelope.state for envelope in _envelopes(messages)]
+
+
+def _publisher(
+    table: str,
+    broker: Mosquitto,
+    outbox: Outbox,
+    *,
+    on_request: RequestHandler | None = None,
+    username: str | None = None,
+    password: str | None = None,
+) -> Publisher:
+    """A publisher that reconnects quickly, as tests want."""
+    return Publisher(
+        table,
+        broker.url,
+        outbox,
+        game_id="g1",
+        on_request=on_request,
+        username=username,
+        password=password,
+        reconnect_min=0.1,
+        reconnect_max=0.5,
+    )
+
+
+@contextlib.asynccontextmanager
+async def running(publisher: Publisher) -> AsyncIterator[asyncio.Task[None]]:
+    """Run the publisher until the block ends, then stop it cleanly."""
+    task = asyncio.create_task(publisher.run())
+    try:
+        async with asyncio.timeout(5):
+            await publisher.connected.wait()
+        yield task
+    finally:
+        await publisher.stop()
+        await task
+
+
+async def _until(condition: Callable[[], bool], within: float = 5.0) -> None:
+    """Poll a condition that no event signals (log records, a cleared flag)."""
+    async with asyncio.timeout(within):
+        while not condition():  # noqa: ASYNC110  # nothing to wait on but the condition
+            await asyncio.sleep(0.01)
+
+
+def _topic(table: str, suffix: str) -> str:
+    return payloads.topic(table, suffix)
+
+
+async def test_online_retained_then_events_in_order_at_qos1(
+    mosquitto: Mosquitto, table_id: str, tmp_path: Path, mqtt_subscribe: Subscribe
+) -> None:
+    outbox = Outbox(tmp_path)
+    publisher = _publisher(table_id, mosquitto, outbox)
+    async with mqtt_subscribe(mosquitto, _topic(table_id, "#")) as live, running(publisher):
+        seqs = [publisher.publish("result", payloads.EVENT_RESULT, _result(n)) for n in range(30)]
+        await publisher.flushed()
+        assert publisher.published_count == 30
+
+        async with mqtt_subscribe(mosquitto, _topic(table_id, "status")) as late:
+            (status,) = await late.wait_for(lambda messages: len(messages) == 1)
+        assert status.retain
+        assert status.qos == 1
+        envelope = payloads.decode_envelope(bytes(status.payload))
+        assert envelope.state == "online"
+        assert (envelope.type, envelope.table, envelope.game) == ("status", table_id, "g1")
+        assert envelope.epoch == outbox.epoch == 1
+
+        await live.wait_for(lambda _: len(live.on("event/result")) == 30)
+        events = live.on("event/result")
+        received = _envelopes(events)
+        assert [e.seq for e in received] == seqs == sorted(seqs)
+        assert [e.data["reason"] for e in received] == [f"event {n}" for n in range(30)]
+        assert all(m.qos == 1 and not m.retain for m in events)
+        assert seqs[0] > envelope.seq  # online comes first
+    outbox.close()
+
+
+async def test_clean_stop_publishes_offline_and_no_will(
+    mosquitto: Mosquitto, table_id: str, tmp_path: Path, mqtt_subscribe: Subscribe
+) -> None:
+    outbox = Outbox(tmp_path)
+    publisher = _publisher(table_id, mosquitto, outbox)
+    async with mqtt_subscribe(mosquitto, _topic(table_id, "status")) as live:
+        async with running(publisher):
+            await live.wait_for(lambda messages: _states(messages) == ["online"])
+        await live.wait_for(lambda messages: _states(messages) == ["online", "offline"])
+        await asyncio.sleep(0.3)  # a Will would arrive right after the disconnect
+        assert _states(live.messages) == ["online", "offline"]
+        online, offline = _envelopes(live.messages)
+        assert offline.seq > online.seq
+    async with mqtt_subscribe(mosquitto, _topic(table_id, "status")) as late:
+        (retained,) = await late.wait_for(lambda messages: len(messages) == 1)
+        assert retained.retain
+        assert payloads.decode_envelope(bytes(retained.payload)).state == "offline"
+    outbox.close()
+
+
+_CHILD = """
+import asyncio, sys
+from pathlib import Path
+from bridge.outbox import Outbox
+from bridge.publisher import Publisher, RequestHandler
+
+async def main() -> None:
+    url, table, state = sys.argv[1:4]
+    publisher = Publisher(table, url, Outbox(Path(state)), game_id="g1", keepalive=60)
+    await publisher.run()
+
+asyncio.run(main())
+"""
+
+
+async def test_will_lost_when_the_process_is_killed(
+    mosquitto: Mosquitto, table_id: str, tmp_path: Path, mqtt_subscribe: Subscribe
+) -> None:
+    async with mqtt_subscribe(mosquitto, _topic(table_id, "status")) as live:
+        child = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            _CHILD,
+            mosquitto.url,
+            table_id,
+            str(tmp_path),
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        try:
+            await live.wait_for(lambda messages: _states(messages) == ["online"], within=10)
+        finally:
+            child.send_signal(signal.SIGKILL)
+            await child.wait()
+        # SIGKILL closes the socket without DISCONNECT: the broker sends the Will at once,
+        # well before the 60 s keepalive would notice.
+        await live.wait_for(lambda messages: _states(messages) == ["online", "lost"])
+        online, lost = _envelopes(live.messages)
+        assert lost.type == "status"
+        assert lost.data == {"state": "lost"}
+        assert (lost.table, lost.game, lost.epoch) == (table_id, "g1", 1)
+        assert lost.seq > online.seq
+        assert live.messages[1].qos == 1
+    async with mqtt_subscribe(mosquitto, _topic(table_id, "status")) as late:
+        (retained,) = await late.wait_for(lambda messages: len(messages) == 1)
+        assert retained.retain
+        assert payloads.decode_envelope(bytes(retained.payload)).state == "lost"
+    with Outbox(tmp_path) as outbox:  # the next start counts a new epoch and goes on
+        assert outbox.epoch == 2
+        assert outbox.last_seq >= lost.seq
+
+
+async def test_retained_board_and_game_republished_after_broker_restart(
+    mosquitto_private: Mosquitto, table_id: str, tmp_path: Path, mqtt_subscribe: Subscribe
+) -> None:
+    broker = mosquitto_private  # no persistence: a restart forgets every retained message
+    outbox = Outbox(tmp_path)
+    publisher = _publisher(table_id, broker, outbox)
+    async with running(publisher):
+        board_seq = publisher.set_board(BOARD)
+        game_seq = publisher.set_game(_game(last_seq=0))
+        await publisher.flushed()
+
+        await broker.arestart()
+        await _until(lambda: not publisher.connected.is_set())
+        async with asyncio.timeout(5):
+            await publisher.connected.wait()
+
+        async with mqtt_subscribe(broker, _topic(table_id, "#")) as late:
+            await late.wait_for(lambda messages: len(messages) == 3)
+            by_topic = {m.topic.value.rsplit("/", 1)[-1]: m for m in late.messages}
+        assert all(m.retain for m in by_topic.values())
+        board = payloads.decode_envelope(bytes(by_topic["board"].payload))
+        game = payloads.decode_envelope(bytes(by_topic["game"].payload))
+        assert (board.seq, game.seq) == (board_seq, game_seq)  # the same messages again
+        assert payloads.data_as(board, payloads.BoardData) == BOARD
+        assert payloads.decode_envelope(bytes(by_topic["status"].payload)).state == "online"
+    outbox.close()
+
+
+async def test_events_during_an_outage_arrive_once_in_order(
+    mosquitto_factory: MosquittoFactory, table_id: str, tmp_path: Path, mqtt_subscribe: Subscribe
+) -> None:
+    # The broker keeps the subscriber's persistent session across its restart, as a venue
+    # broker for the relay should.
+    broker = mosquitto_factory(persistence=True)
+    outbox = Outbox(tmp_path / "state")
+    publisher = _publisher(table_id, broker, outbox)
+    received: list[aiomqtt.Message] = []
+    relay = f"relay-{table_id}"
+    events = _topic(table_id, "event/#")
+    async with running(publisher):
+        async with mqtt_subscribe(broker, events, identifier=relay, clean_session=False) as sub:
+            for n in range(3):
+                publisher.publish("result", payloads.EVENT_RESULT, _result(n))
+            await sub.wait_for(lambda messages: len(messages) == 3)
+            await broker.astop()
+            await _until(lambda: not publisher.connected.is_set())
+            received += sub.messages
+
+        # The broker is down: these wait in the outbox.
+        for n in range(3, 10):
+            publisher.publish("result", payloads.EVENT_RESULT, _result(n))
+        assert outbox.count() == 7
+        await asyncio.sleep(0.3)
+
+        await broker.astart()
+        async with asyncio.timeout(5):
+            await publisher.flushed()
+        assert publisher.published_count == 10
+        assert outbox.count() == 0
+        async with mqtt_subscribe(broker, None, identifier=relay, clean_session=False) as sub:
+            await sub.wait_for(lambda messages: len({_key(m) for m in received + messages}) == 10)
+            await asyncio.sleep(0.2)  # let any duplicate show up
+            received += sub.messages
+
+    # QoS 1 may deliver a message twice; dropping copies by (epoch, seq) leaves each once, in order.
+    first = {_key(m): m for m in reversed(received)}
+    unique = sorted(first)
+    assert list(dict.fromkeys(_key(m) for m in received)) == unique
+    assert [seq for _, seq in unique] == list(range(unique[0][1], unique[0][1] + 10))
+    reasons = [e.data["reason"] for e in _envelopes([first[key] for key in unique])]
+    assert reasons == [f"event {n}" for n in range(10)]
+    outbox.close()
+
+
+def _key(message: aiomqtt.Message) -> tuple[int, int]:
+    envelope = payloads.decode_envelope(bytes(message.payload))
+    return envelope.epoch, envelope.seq
+
+
+async def test_rows_left_by_a_previous_run_are_sent_first(
+    mosquitto: Mosquitto, table_id: str, tmp_path: Path, mqtt_subscribe: Subscribe
+) -> None:
+    with Outbox(tmp_path) as outbox:  # a run that never reached the broker
+        offline = _publisher(table_id, mosquitto, outbox)
+        for n in range(3):
+            offline.publish("result", payloads.EVENT_RESULT, _result(n))
+    outbox = Outbox(tmp_path)
+    publisher = _publisher(table_id, mosquitto, outbox)
+    publisher.publish("result", payloads.EVENT_RESULT, _result(3))
+    async with mqtt_subscribe(mosquitto, _topic(table_id, "event/#")) as live, running(publisher):
+        await publisher.flushed()
+        await live.wait_for(lambda messages: len(messages) == 4)
+    assert [_key(m) for m in live.messages] == [(1, 1), (1, 2), (1, 3), (2, 4)]
+    outbox.close()
+
+
+async def test_requests_are_routed_to_the_handler(
+    mosquitto: Mosquitto,
+    table_id: str,
+    tmp_path: Path,
+    mqtt_subscribe: Subscribe,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    seen: list[tuple[str, bytes]] = []
+    got = asyncio.Event()
+
+    async def handle(command: str, raw: bytes) -> None:
+        seen.append((command, raw))
+        got.set()
+
+    outbox = Outbox(tmp_path)
+    publisher = _publisher(table_id, mosquitto, outbox, on_request=handle)
+    async with mqtt_subscribe(mosquitto, None) as arbiter:
+        request = _topic(table_id, "request/")
+        # A retained command would run again after every reconnect: it must be ignored.
+        await arbiter.client.publish(request + "new_game", b'{"stale":1}', qos=1, retain=True)
+        async with running(publisher):
+            await arbiter.client.publish(_topic("other", "request/new_game"), b"{}", qos=1)
+            await arbiter.client.publish(request + "new_game", b'{"transaction":"1"}', qos=1)
+            await arbiter.client.publish(request + "ack_alert", b"", qos=1)
+            await _until(lambda: len(seen) == 2)
+        await arbiter.client.publish(request + "new_game", b"", qos=1, retain=True)  # clear
+    assert seen == [("new_game", b'{"transaction":"1"}'), ("ack_alert", b"")]
+    assert "ignoring retained request 'new_game'" in caplog.text
+    outbox.close()
+
+
+@pytest.mark.allow_error_log
+async def test_a_failing_handler_is_logged_and_the_next_request_served(
+    mosquitto: Mosquitto,
+    table_id: str,
+    tmp_path: Path,
+    mqtt_subscribe: Subscribe,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    seen: list[str] = []
+
+    async def handle(command: str, raw: bytes) -> None:
+        seen.append(command)
+        if command == "explode":
+            raise RuntimeError("handler bug")
+
+    outbox = Outbox(tmp_path)
+    publisher = _publisher(table_id, mosquitto, outbox, on_request=handle)
+    async with mqtt_subscribe(mosquitto, None) as arbiter, running(publisher):
+        await arbiter.client.publish(_topic(table_id, "request/explode"), b"", qos=1)
+        await arbiter.client.publish(_topic(table_id, "request/takeback"), b"", qos=1)
+        await _until(lambda: seen == ["explode", "takeback"])
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert [r.getMessage() for r in errors] == [f"request 'explode' on table {table_id} failed"]
+    assert errors[0].exc_info is not None
+    outbox.close()
+
+
+@pytest.mark.allow_error_log
+async def test_refused_credentials_are_a_clear_error_and_retried(
+    mosquitto_factory: MosquittoFactory,
+    table_id: str,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    broker = mosquitto_factory(users={table_id: "right-secret"})
+    outbox = Outbox(tmp_path)
+    wrong = _publisher(table_id, broker, outbox, username=table_id, password="wrong-secret")
+    task = asyncio.create_task(wrong.run())
+    await _until(lambda: sum("refused" in r.getMessage() for r in caplog.records) >= 2)
+    await wrong.stop()
+    await task
+    refusals = [r for r in caplog.records if "refused" in r.getMessage()]
+    assert all(r.levelno == logging.ERROR for r in refusals)
+    message = refusals[0].getMessage()
+    assert f"127.0.0.1:{broker.port}" in message
+    assert "check username/password in the config or environment" in message
+    assert "secret" not in caplog.text
+
+    right = _publisher(table_id, broker, outbox, username=table_id, password="right-secret")
+    async with running(right):
+        assert right.connected.is_set()
+    outbox.close()
+
+
+async def test_unreachable_broker_is_a_warning_and_retried(
+    table_id: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    outbox = Outbox(tmp_path)
+    publisher = Publisher(table_id, "mqtt://127.0.0.1:9", outbox, reconnect_min=0.05)
+    task = asyncio.create_task(publisher.run())
+    await _until(lambda: sum("cannot connect" in r.getMessage() for r in caplog.records) >= 2)
+    await publisher.stop()
+    await task
+    failures = [r for r in caplog.records if "cannot connect" in r.getMessage()]
+    assert all(r.levelno == logging.WARNING for r in failures)
+    assert "127.0.0.1:9" in failures[0].getMessage()
+    assert "retrying in" in failures[0].getMessage()
+    outbox.close()
+
+
+@pytest.mark.parametrize(
+    ("url", "complaint"),
+    [
+        ("tcp://localhost:1883", "mqtt:// or mqtts://"),
+        ("mqtt://user:pw@localhost", "not in the URL"),
+        ("mqtt://localhost/path", "must be mqtt"),
+        ("mqtt://:1883", "no host"),
+        ("mqtt://localhost:port", "bad port"),
+    ],
+)
+def test_bad_broker_urls(tmp_path: Path, url: str, complaint: str) -> None:
+    with Outbox(tmp_path) as outbox, pytest.raises(ValueError, match=complaint):
+        Publisher("t1", url, outbox)
+
+
+async def test_tls_files_need_mqtts(tmp_path: Path) -> None:
+    with Outbox(tmp_path) as outbox, pytest.raises(ValueError, match="mqtts"):
+        Publisher("t1", "mqtt://localhost", outbox, ca_file=tmp_path / "ca.pem")
