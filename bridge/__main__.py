@@ -1,0 +1,259 @@
+"""The ``chessbridge`` command line: run, demo, watch, emulate."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from bridge import __version__
+from bridge.config import DEFAULT_RULES, Config, ConfigError, check_rules, decode, with_environment
+from bridge.daemon import DaemonOptions, TableDaemon
+from bridge.outbox import OutboxLockedError
+from drivers import parse_board_uri
+from drivers.errors import LinkError
+
+log = logging.getLogger("chessbridge")
+
+EXIT_USAGE = 2
+"""Exit status for a bad argument, board or config (argparse uses 2 too)."""
+
+DESCRIPTION = """\
+chessbridge reads an electronic chess board and its clock, judges every lift, place and clock
+press as an arbiter applying the FIDE Laws of Chess would, and publishes the game over MQTT
+under chessbridge/1/table/{table}/ (status, board, game, event/move, event/clock, event/touch,
+event/alert, event/result)."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``chessbridge`` console script."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if getattr(args, "verbose", False) else logging.INFO,
+        format="chessbridge: %(levelname)s %(message)s",
+        stream=sys.stderr,
+    )
+    logging.getLogger("mqtt").setLevel(logging.ERROR)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        code: int = args.func(args)
+    except KeyboardInterrupt:
+        return 130
+    return code
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="chessbridge",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"chessbridge {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = sub.add_parser(
+        "run",
+        help="run the daemon for one table",
+        description="Read a board and publish its game over MQTT, until stopped (SIGTERM/Ctrl-C).",
+        epilog=(
+            "Board URIs: dgt:/dev/ttyACM0 (DGT serial, USB or rfcomm). Planned: pegasus:ADDR, "
+            "chessnut:ADDR, millennium:/dev/ttyUSB0, millennium-ble:ADDR, certabo:/dev/ttyUSB0.\n"
+            "Broker credentials come from the config file ([broker] username/password) or the "
+            "environment (CHESSBRIDGE_MQTT_USERNAME, CHESSBRIDGE_MQTT_PASSWORD), never from the "
+            "command line."
+        ),
+    )
+    run.add_argument(
+        "--board", required=True, metavar="URI", help="the board, e.g. dgt:/dev/ttyACM0"
+    )
+    run.add_argument("--table", required=True, metavar="ID", help="table id, the topic level")
+    run.add_argument(
+        "--broker",
+        metavar="URL",
+        help="mqtt://host:1883 or mqtts://host:8883 (default: the config's, else mqtt://localhost:1883)",
+    )
+    run.add_argument(
+        "--rules",
+        metavar="EDITION",
+        help=f"fide-2018 or fide-1997, optionally -rapid or -blitz (default {DEFAULT_RULES})",
+    )
+    run.add_argument("--config", metavar="FILE", type=Path, help="TOML config file")
+    run.add_argument(
+        "--state-dir",
+        metavar="DIR",
+        type=Path,
+        help="where the outbox and the game in progress are kept (default: $STATE_DIRECTORY, "
+        "else ~/.local/state/chessbridge/TABLE)",
+    )
+    run.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    run.set_defaults(func=_cmd_run)
+
+    demo = sub.add_parser(
+        "demo",
+        help="a whole table in one process: broker, emulated board, daemon, live view",
+        description="Start an embedded MQTT broker, an emulated DGT board with a clock, the daemon "
+        "and a live terminal view, and play a real master game by hand-like lifts, places and "
+        "clock presses. Exits 0 when the game is over.",
+    )
+    demo.add_argument("--speed", type=float, default=1.0, help="play X times faster (default 1)")
+    demo.add_argument("--table", default="demo", help="table id (default demo)")
+    demo.add_argument("--no-view", action="store_true", help="no live view; log moves instead")
+    demo.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    demo.set_defaults(func=_cmd_demo)
+
+    watch = sub.add_parser(
+        "watch",
+        help="live terminal view of one or all tables",
+        description="Subscribe to a broker and show the tables' games live.",
+    )
+    watch.add_argument("--table", metavar="ID", help="only this table (default: all)")
+    watch.add_argument(
+        "--broker", metavar="URL", default="mqtt://localhost:1883", help="broker URL"
+    )
+    watch.add_argument("--config", metavar="FILE", type=Path, help="TOML config (credentials)")
+    watch.add_argument("--plain", action="store_true", help="one line per event, no screen")
+    watch.set_defaults(func=_cmd_watch)
+
+    emulate = sub.add_parser(
+        "emulate",
+        help="an emulated board on a pseudo-terminal, for trying without hardware",
+        description="Emulate a board on a pseudo-terminal and print the device path to open.",
+    )
+    emulate.add_argument("family", choices=["dgt"], help="board family")
+    emulate.add_argument("--speed", type=float, default=1.0, help="clock speed factor")
+    emulate.add_argument("--no-clock", action="store_true", help="no clock behind the board")
+    emulate.add_argument("--rotated", action="store_true", help="board set up from Black's side")
+    emulate.set_defaults(func=_cmd_emulate)
+    return parser
+
+
+# -- run ------------------------------------------------------------------------------------
+
+
+def _load_config(path: Path | None) -> Config:
+    if path is None:
+        return with_environment(Config(), os.environ)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from exc
+    return with_environment(decode(raw, str(path)), os.environ)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    try:
+        config = _load_config(args.config)
+        board = parse_board_uri(args.board)
+        rules = check_rules(args.rules or config.rules or DEFAULT_RULES)
+    except (ConfigError, ValueError) as exc:
+        print(f"chessbridge: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    state_dir = args.state_dir or _default_state_dir(args.table)
+    broker = args.broker or config.broker.url or "mqtt://localhost:1883"
+    options = DaemonOptions(
+        board=board,
+        table=args.table,
+        broker=broker,
+        rules=rules,
+        state_dir=state_dir,
+        config=config,
+    )
+    return asyncio.run(_run(options))
+
+
+async def _run(options: DaemonOptions) -> int:
+    stop = _stop_on_signals()
+    try:
+        daemon = TableDaemon(options)
+    except (OutboxLockedError, ValueError, OSError) as exc:
+        print(f"chessbridge: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        await daemon.run(stop)
+    except LinkError as exc:
+        print(f"chessbridge: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return 0
+
+
+def _stop_on_signals() -> asyncio.Event:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    return stop
+
+
+def _default_state_dir(table: str) -> Path:
+    systemd = os.environ.get("STATE_DIRECTORY")
+    if systemd:
+        return Path(systemd.split(":")[0])
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "chessbridge" / table
+
+
+# -- demo, watch, emulate -------------------------------------------------------------------
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from bridge.demo import run_demo
+
+    if args.speed <= 0:
+        print("chessbridge: --speed must be positive", file=sys.stderr)
+        return EXIT_USAGE
+    code: int = asyncio.run(run_demo(speed=args.speed, table=args.table, view=not args.no_view))
+    return code
+
+
+def _cmd_watch(args: argparse.Namespace) -> int:
+    from bridge.watch import watch
+
+    try:
+        config = _load_config(args.config)
+    except ConfigError as exc:
+        print(f"chessbridge: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    code: int = asyncio.run(
+        watch(
+            args.broker,
+            table=args.table,
+            plain=args.plain,
+            username=config.broker.username,
+            password=config.broker.password,
+            stop=None,
+        )
+    )
+    return code
+
+
+def _cmd_emulate(args: argparse.Namespace) -> int:
+    return asyncio.run(_emulate(args))
+
+
+async def _emulate(args: argparse.Namespace) -> int:
+    from drivers.dgt.emulator import DgtEmulator
+
+    stop = _stop_on_signals()
+    async with DgtEmulator(speed=args.speed, clock=not args.no_clock, rotated=args.rotated) as emu:
+        print(emu.path, flush=True)
+        print(
+            f"chessbridge: emulated DGT board at {emu.path}; try: chessbridge run "
+            f"--board dgt:{emu.path} --table t1. Ctrl-C stops.",
+            file=sys.stderr,
+        )
+        await stop.wait()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

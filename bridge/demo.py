@@ -1,0 +1,163 @@
+"""``chessbridge demo``: a whole table in one process, needing nothing else installed.
+
+An embedded MQTT broker (amqtt) on a free loopback port, an emulated DGT board with a DGT 3000
+clock on a pseudo-terminal, the real daemon reading it, and the live view subscribed to the
+broker. A real master game is played on the emulated board by hand-like lifts, places and clock
+presses; the demo exits 0 when the daemon has published the result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import socket
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import chess
+
+from bridge.choreography import Lift, Style, steps
+from bridge.config import DEFAULT_RULES
+from bridge.daemon import DaemonOptions, TableDaemon
+from drivers import BoardUri
+from drivers.dgt.emulator import DgtEmulator
+
+log = logging.getLogger("chessbridge.demo")
+
+
+@dataclass(frozen=True, slots=True)
+class DemoGame:
+    """A game to play: headers and the moves in SAN."""
+
+    white: str
+    black: str
+    event: str
+    result: str
+    moves: str
+    """Space-separated SAN."""
+
+
+OPERA_GAME = DemoGame(
+    white="Paul Morphy",
+    black="Duke Karl of Brunswick and Count Isouard",
+    event="Paris Opera 1858",
+    result="1-0",
+    moves=(
+        "e4 e5 Nf3 d6 d4 Bg4 dxe5 Bxf3 Qxf3 dxe5 Bc4 Nf6 Qb3 Qe7 Nc3 c6 Bg5 b5 Nxb5 cxb5 "
+        "Bxb5+ Nbd7 O-O-O Rd8 Rxd7 Rxd7 Rd1 Qe6 Bxd7+ Nxd7 Qb8+ Nxb8 Rd8#"
+    ),
+)
+"""Morphy's Opera Game: captures both ways, castling long, checks, and a mate to end it."""
+
+WHITE_SIDE = "right"
+"""The clock stands with White's side on the right (the demo's choice; the daemon infers it)."""
+
+
+async def run_demo(*, speed: float, table: str, view: bool, game: DemoGame = OPERA_GAME) -> int:
+    """Run the demo; 0 when the daemon published the game's result, 1 otherwise."""
+    port = _free_port()
+    broker = await _start_broker(port)
+    url = f"mqtt://127.0.0.1:{port}"
+    stop = asyncio.Event()
+    ok = False
+    try:
+        with tempfile.TemporaryDirectory(prefix="chessbridge-demo-") as state:
+            async with DgtEmulator(speed=speed) as emu:
+                print(
+                    f"chessbridge demo: broker {url}, board dgt:{emu.path}, table {table!r}; "
+                    f"{game.white} - {game.black}, {game.event}",
+                    file=sys.stderr,
+                )
+                daemon = TableDaemon(
+                    DaemonOptions(
+                        board=BoardUri("dgt", emu.path),
+                        table=table,
+                        broker=url,
+                        rules=DEFAULT_RULES,
+                        state_dir=Path(state),
+                    )
+                )
+                tasks = [asyncio.create_task(daemon.run(stop), name="daemon")]
+                tasks.append(asyncio.create_task(_view(url, table, view, stop), name="view"))
+                try:
+                    await asyncio.wait_for(daemon.first_open.wait(), 10)
+                    await asyncio.wait_for(daemon.publisher.connected.wait(), 10)
+                    ok = await _play(emu, daemon, game, speed)
+                    await asyncio.sleep(1.5)  # let the view show the final position
+                finally:
+                    stop.set()
+                    await asyncio.gather(*tasks, return_exceptions=True)
+    finally:
+        await broker.shutdown()
+    if ok:
+        print(f"chessbridge demo: game over, {game.result}", file=sys.stderr)
+        return 0
+    print("chessbridge demo: the daemon did not record the whole game", file=sys.stderr)
+    return 1
+
+
+async def _play(emu: DgtEmulator, daemon: TableDaemon, game: DemoGame, speed: float) -> bool:
+    """Play ``game`` by hand on the emulator; true when the daemon recorded it all."""
+    rng = random.Random(1858)
+    board = chess.Board()
+    emu.set_clock(300, 300, running=WHITE_SIDE)
+    await asyncio.sleep(1.0 / speed)
+    for san in game.moves.split():
+        await asyncio.sleep(rng.uniform(0.6, 1.6) / speed)  # thinking
+        move = board.parse_san(san)
+        style = rng.choice(list(Style))
+        for step in steps(board, move, style):
+            square = chess.square_name(step.square)
+            if isinstance(step, Lift):
+                await emu.lift(square)
+            else:
+                await emu.place(square, step.piece.symbol())
+            await asyncio.sleep(rng.uniform(0.12, 0.3) / speed)
+        mover = board.turn
+        board.push(move)
+        if not board.is_game_over():
+            await asyncio.sleep(rng.uniform(0.1, 0.3) / speed)
+            await emu.press(WHITE_SIDE if mover == chess.WHITE else _other(WHITE_SIDE))
+    for _ in range(100):
+        if daemon.arbiter.result is not None:
+            break
+        await asyncio.sleep(0.05)
+    return daemon.arbiter.board.move_stack == board.move_stack and daemon.arbiter.result is not None
+
+
+async def _view(url: str, table: str, view: bool, stop: asyncio.Event) -> None:
+    from bridge.watch import watch  # the view is optional
+
+    await watch(url, table=table, plain=not view, username=None, password=None, stop=stop)
+
+
+def _other(side: str) -> str:
+    return "left" if side == "right" else "right"
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+async def _start_broker(port: int) -> Any:  # amqtt ships no type hints
+    from amqtt.broker import Broker  # only the demo needs it
+
+    for name in ("amqtt", "transitions"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    config = {
+        "listeners": {"default": {"type": "tcp", "bind": f"127.0.0.1:{port}"}},
+        "plugins": {"amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}},
+    }
+    broker = Broker(config)
+    try:
+        await broker.start()
+    except Exception as exc:
+        raise RuntimeError(f"the embedded MQTT broker could not start on 127.0.0.1:{port}") from exc
+    return broker
