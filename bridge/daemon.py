@@ -99,11 +99,21 @@ class TableDaemon:
     # -- running ----------------------------------------------------------------------------
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Run until ``stop`` is set. A board that cannot be opened at start raises LinkError."""
-        self._publish_board()
+        """Run until ``stop`` is set. A board that cannot be opened at start raises LinkError.
+
+        The board is opened before anything is published, so a wrong path or a device that is
+        not a board ends the process at once with one clear line (systemd restarts it later).
+        """
+        first = self._new_link()
+        try:
+            await first.open()
+        except LinkError:
+            self.outbox.close()
+            raise
         self._publish_game()
+        self._connected(first)
         publisher = asyncio.create_task(self.publisher.run(), name="publisher")
-        board = asyncio.create_task(self._supervise_board(), name="board")
+        board = asyncio.create_task(self._supervise_board(first), name="board")
         stopper = asyncio.create_task(stop.wait(), name="stop")
         try:
             done, _ = await asyncio.wait(
@@ -111,7 +121,7 @@ class TableDaemon:
             )
             for task in done:
                 if task is not stopper:
-                    task.result()  # re-raise a LinkError at start, or a crash
+                    task.result()  # re-raise a crash
         finally:
             for task in (board, stopper):
                 task.cancel()
@@ -125,33 +135,38 @@ class TableDaemon:
                 await publisher
             self.outbox.close()
 
-    async def _supervise_board(self) -> None:
+    def _new_link(self) -> DgtSerialLink:
+        link = DgtSerialLink(self.options.board.address, self._on_event)
+        self._link = link
+        return link
+
+    def _connected(self, link: DgtSerialLink) -> None:
+        self.first_open.set()
+        self._board_info = link.info
+        self._set_board("connected", None)
+        log.info("board %s connected (%s)", self.options.board, _describe(link.info))
+
+    async def _supervise_board(self, link: DgtSerialLink) -> None:
         attempt = 0
         while True:
-            link = DgtSerialLink(self.options.board.address, self._on_event)
-            self._link = link
-            try:
-                await link.open()
-            except LinkError as exc:
-                if not self.first_open.is_set():
-                    self._set_board("error", str(exc))
-                    raise
-                attempt += 1
-                delay = _backoff(attempt, self.options.reconnect_min, self.options.reconnect_max)
-                log.warning("%s; retrying in %.1f s", exc, delay)
-                self._set_board("disconnected", str(exc))
-                await asyncio.sleep(delay)
-                continue
-            attempt = 0
-            self.first_open.set()
-            self._board_info = link.info
-            self._set_board("connected", None)
-            log.info("board %s connected (%s)", self.options.board, _describe(link.info))
             try:
                 await link.run()
             except LinkError as exc:
                 log.warning("%s; reconnecting", exc)
                 self._set_board("disconnected", str(exc))
+            while True:
+                attempt += 1
+                delay = _backoff(attempt, self.options.reconnect_min, self.options.reconnect_max)
+                await asyncio.sleep(delay)
+                link = self._new_link()
+                try:
+                    await link.open()
+                except LinkError as exc:
+                    log.warning("%s; retrying in %.1f s", exc, delay)
+                    continue
+                attempt = 0
+                self._connected(link)
+                break
 
     # -- events -----------------------------------------------------------------------------
 

@@ -109,24 +109,40 @@ async def _play(emu: DgtEmulator, daemon: TableDaemon, game: DemoGame, speed: fl
     for san in game.moves.split():
         await asyncio.sleep(rng.uniform(0.6, 1.6) / speed)  # thinking
         move = board.parse_san(san)
-        style = rng.choice(list(Style))
-        for step in steps(board, move, style):
-            square = chess.square_name(step.square)
-            if isinstance(step, Lift):
-                await emu.lift(square)
-            else:
-                await emu.place(square, step.piece.symbol())
-            await asyncio.sleep(rng.uniform(0.12, 0.3) / speed)
+        await perform(emu, board, move, rng.choice(list(Style)), rng, speed)
         mover = board.turn
         board.push(move)
         if not board.is_game_over():
             await asyncio.sleep(rng.uniform(0.1, 0.3) / speed)
-            await emu.press(WHITE_SIDE if mover == chess.WHITE else _other(WHITE_SIDE))
+            await emu.press(press_side(mover))
     for _ in range(100):
         if daemon.arbiter.result is not None:
             break
         await asyncio.sleep(0.05)
     return daemon.arbiter.board.move_stack == board.move_stack and daemon.arbiter.result is not None
+
+
+async def perform(
+    emu: DgtEmulator,
+    board: chess.Board,
+    move: chess.Move,
+    style: Style,
+    rng: random.Random,
+    speed: float = 1.0,
+) -> None:
+    """Make ``move`` on the emulated board with the hands, in ``style`` (no clock press)."""
+    for step in steps(board, move, style):
+        square = chess.square_name(step.square)
+        if isinstance(step, Lift):
+            await emu.lift(square)
+        else:
+            await emu.place(square, step.piece.symbol())
+        await asyncio.sleep(rng.uniform(0.12, 0.3) / speed)
+
+
+def press_side(color: chess.Color) -> str:
+    """The clock side a player of ``color`` presses."""
+    return WHITE_SIDE if color == chess.WHITE else _other(WHITE_SIDE)
 
 
 async def _view(url: str, table: str, view: bool, stop: asyncio.Event) -> None:

@@ -1,0 +1,223 @@
+"""End to end: emulated DGT board on a pty → ``chessbridge run`` (a subprocess) → mosquitto.
+
+Only what reaches MQTT is judged, as an outside consumer would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import chess
+import pytest
+
+from bridge.choreography import Style
+from bridge.demo import OPERA_GAME, perform, press_side
+from drivers.dgt.emulator import DgtEmulator
+from tests.conftest import Mosquitto, Subscribe, Subscription
+
+pytestmark = [pytest.mark.pty, pytest.mark.mosquitto]
+
+SPEED = 8.0
+"""The game is played this many times faster than people play (clock included)."""
+
+
+@contextlib.asynccontextmanager
+async def daemon(
+    board: str, table: str, broker: str, state_dir: Path, *extra: str
+) -> AsyncIterator[asyncio.subprocess.Process]:
+    """``chessbridge run`` as a subprocess; stopped with SIGTERM on exit."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bridge",
+        "run",
+        "--board",
+        board,
+        "--table",
+        table,
+        "--broker",
+        broker,
+        "--state-dir",
+        str(state_dir),
+        *extra,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        yield proc
+    finally:
+        if proc.returncode is None:
+            proc.send_signal(signal.SIGTERM)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(proc.wait(), 10)
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+
+
+def payloads_on(sub: Subscription, suffix: str) -> list[dict[str, object]]:
+    return [json.loads(m.payload) for m in sub.on(suffix)]  # type: ignore[arg-type]
+
+
+def state_is(sub: Subscription, suffix: str, state: str) -> bool:
+    return any(p["data"]["state"] == state for p in payloads_on(sub, suffix))  # type: ignore[index]
+
+
+async def test_a_whole_game_reaches_mqtt_move_by_move(
+    mosquitto: Mosquitto, mqtt_subscribe: Subscribe, table_id: str, tmp_path: Path
+) -> None:
+    import random
+
+    rng = random.Random(5)
+    async with (
+        DgtEmulator(speed=SPEED) as emu,
+        mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/#") as sub,
+        daemon(f"dgt:{emu.path}", table_id, mosquitto.url, tmp_path / "state") as proc,
+    ):
+        await sub.wait_for(lambda _: state_is(sub, "board", "connected"), within=15)
+        await sub.wait_for(lambda _: state_is(sub, "status", "online"), within=15)
+        emu.set_clock(600, 600, running="right")
+        board = chess.Board()
+        for ply, san in enumerate(OPERA_GAME.moves.split(), start=1):
+            move = board.parse_san(san)
+            await perform(emu, board, move, rng.choice(list(Style)), rng, SPEED)
+            mover = board.turn
+            board.push(move)
+            if not board.is_game_over():
+                await emu.press(press_side(mover))
+            # The move is out before the next one starts (or is completed by the press).
+            await sub.wait_for(lambda _, n=ply: len(payloads_on(sub, "event/move")) >= n, 10)
+        await sub.wait_for(lambda _: bool(sub.on("event/result")), within=10)
+        proc.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(proc.wait(), 10) == 0
+        await sub.wait_for(lambda _: state_is(sub, "status", "offline"), within=10)
+
+    moves = payloads_on(sub, "event/move")
+    expected = chess.Board()
+    assert [m["data"]["uci"] for m in moves] == [  # type: ignore[index]
+        mv.uci() for mv in board.move_stack
+    ]
+    for payload, move in zip(moves, board.move_stack, strict=True):
+        data = payload["data"]
+        assert isinstance(data, dict)
+        assert data["san"] == expected.san(move)
+        assert data["color"] == ("white" if expected.turn else "black")
+        expected.push(move)
+        assert data["ply"] == expected.ply()
+        assert data["fen"] == expected.fen()
+        assert data["supersedes"] is False
+        assert data["completed_by"] in ("release", "clock")
+        assert payload["v"] == 1
+        assert payload["type"] == "move"
+        assert payload["table"] == table_id
+    everything = [json.loads(m.payload) for m in sub.messages]  # type: ignore[arg-type]
+    seqs = [p["seq"] for p in everything if p["type"] != "status"]
+    assert seqs == sorted(seqs)
+    assert len(set(seqs)) == len(seqs), "a seq was reused"
+    assert {p["epoch"] for p in everything} == {1}
+    result = payloads_on(sub, "event/result")[0]["data"]
+    assert result == {"result": "1-0", "reason": "checkmate", "article": "5.1(a)"}
+    game = payloads_on(sub, "game")[-1]["data"]
+    assert isinstance(game, dict)
+    assert game["fen"] == board.fen()
+    assert game["result"] == "1-0"
+    assert [m["san"] for m in game["moves"]] == OPERA_GAME.moves.split()
+    clocks = [p["data"] for p in payloads_on(sub, "event/clock")]
+    presses = [c for c in clocks if c["kind"] == "press"]  # type: ignore[index]
+    assert len(presses) == len(board.move_stack) - 1
+    assert [c["by"] for c in presses] == [  # type: ignore[index]
+        "white" if i % 2 == 0 else "black" for i in range(len(presses))
+    ]
+
+
+async def run_cli(*args: str, timeout: float = 20) -> tuple[int, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bridge",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await asyncio.wait_for(proc.communicate(), timeout)
+    assert proc.returncode is not None
+    return proc.returncode, err.decode()
+
+
+async def test_a_wrong_board_path_is_one_clear_line(tmp_path: Path, mosquitto: Mosquitto) -> None:
+    code, err = await run_cli(
+        "run",
+        "--board",
+        "dgt:/dev/no-such-board",
+        "--table",
+        "t1",
+        "--broker",
+        mosquitto.url,
+        "--state-dir",
+        str(tmp_path),
+    )
+    assert code != 0
+    lines = [line for line in err.splitlines() if "/dev/no-such-board" in line]
+    assert lines and "no such device" in lines[0]
+    assert "Traceback" not in err
+
+
+async def test_a_port_that_is_not_a_dgt_board(tmp_path: Path, mosquitto: Mosquitto) -> None:
+    master, slave = os.openpty()  # answers nothing, as a modem or another device might
+    try:
+        code, err = await run_cli(
+            "run",
+            "--board",
+            f"dgt:{os.ttyname(slave)}",
+            "--table",
+            "t1",
+            "--broker",
+            mosquitto.url,
+            "--state-dir",
+            str(tmp_path),
+        )
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert code != 0
+    assert "no DGT board answered" in err
+    assert "Traceback" not in err
+
+
+async def test_an_unknown_board_type_and_bad_rules_are_refused(tmp_path: Path) -> None:
+    code, err = await run_cli("run", "--board", "foo:/x", "--table", "t1")
+    assert code == 2
+    assert "unknown board type 'foo'" in err
+    code, err = await run_cli(
+        "run", "--board", "dgt:/x", "--table", "t1", "--rules", "uscf", "--state-dir", str(tmp_path)
+    )
+    assert code == 2
+    assert "unknown rules edition 'uscf'" in err
+
+
+async def test_an_unreachable_broker_is_retried_and_said(
+    tmp_path: Path, mosquitto_factory: object
+) -> None:
+    from tests.conftest import free_port
+
+    port = free_port()  # nothing listens here
+    async with (
+        DgtEmulator(speed=SPEED) as emu,
+        daemon(f"dgt:{emu.path}", "t1", f"mqtt://127.0.0.1:{port}", tmp_path) as proc,
+    ):
+        assert proc.stderr is not None
+        seen = ""
+        async with asyncio.timeout(15):
+            while "retry" not in seen:
+                line = await proc.stderr.readline()
+                assert line, "daemon exited instead of retrying"
+                seen += line.decode()
+        assert proc.returncode is None, "the daemon must keep running while the broker is away"
+        assert f"127.0.0.1:{port}" in seen
