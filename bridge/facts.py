@@ -95,6 +95,8 @@ class AlertRaised:
     message: str
     details: dict[str, str | int | list[str] | None] = field(default_factory=dict)
     at: float
+    id: int = 0
+    """Per game, for ``ack_alert``; 0 when not numbered."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -133,6 +133,7 @@ class AlertData(msgspec.Struct, frozen=True, kw_only=True):
     color: ColorName | None
     message: str
     details: AlertDetails
+    id: int = 0
 
 
 class ResultData(msgspec.Struct, frozen=True, kw_only=True):
@@ -386,6 +387,7 @@ def alert_data(fact: AlertRaised) -> AlertData:
         color=_optional_color(fact.color),
         message=fact.message,
         details=dict(fact.details),
+        id=fact.id,
     )
 
 

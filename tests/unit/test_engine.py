@@ -161,7 +161,7 @@ def test_touches_are_reported_with_meaning() -> None:
         (TouchAction.LIFT, "e4"),
         (TouchAction.PLACE, "d5"),
     ]
-    assert "opponent pawn" in touches[0].meaning
+    assert "opponent's pawn" in touches[0].meaning
     assert "own pawn" in touches[1].meaning
     assert moves(facts)[0].touched == (chess.D5, chess.E4)
 

@@ -1,0 +1,271 @@
+"""The arbiter's judgements that need no state: Article 4 obligations, irregular positions, ends.
+
+Pure functions over python-chess boards and the engine's 64-square lists; the engine decides
+*when* to ask, these decide *what* the Laws say. Article numbers come from the rules edition.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import chess
+
+from bridge.rules import Edition
+
+Squares = Sequence[chess.Piece | None]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Touch:
+    """A piece lifted by the player having the move (a touch, on a sensor board)."""
+
+    square: chess.Square
+    piece: chess.Piece
+    at: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Breach:
+    """A broken Article 4 obligation: the piece that had to move or be captured."""
+
+    kind: str
+    article: str
+    square: chess.Square
+    piece: chess.Piece
+    obligation: str
+    message: str
+
+
+def touch_breach(
+    board: chess.Board, move: chess.Move, touches: Sequence[Touch], edition: Edition
+) -> Breach | None:
+    """Whether ``move`` breaks the obligation created by ``touches`` (Art. 4.3-4.5).
+
+    ``board`` is the position before ``move``. Only the first own piece touched that has a legal
+    move and the first opponent's piece touched that can be captured create obligations (4.5:
+    touching pieces that can neither move nor be captured obliges nothing).
+    """
+    me = board.turn
+    own = next((t for t in touches if t.piece.color == me and _can_move(board, t.square)), None)
+    opp = next(
+        (t for t in touches if t.piece.color != me and _can_be_captured(board, t.square)), None
+    )
+    if board.is_castling(move):
+        rook = _castling_rook(board, move)
+        king_touch = next((t for t in touches if t.square == move.from_square), None)
+        rook_touch = next((t for t in touches if t.square == rook), None)
+        if rook_touch and king_touch and rook_touch.at < king_touch.at:
+            return Breach(
+                kind="castling_rook_first",
+                article=edition.castling_rook_first,
+                square=rook,
+                piece=rook_touch.piece,
+                obligation="move",
+                message=(
+                    f"the rook on {chess.square_name(rook)} was touched before the king, then "
+                    f"the player castled: castling is not allowed on that side on this move "
+                    f"and the rook had to move (Art. {edition.castling_rook_first})"
+                ),
+            )
+        if own is not None and own.square in (move.from_square, rook):
+            own = None  # castling moves both the king and the rook
+    captured = _captured_square(board, move)
+    if own is not None and opp is not None:
+        if _legal_capture(board, own.square, opp.square):
+            if move.from_square == own.square and captured == opp.square:
+                return None
+            article = edition.touch_both
+            return _breach(board, own, article, f"capture on {chess.square_name(opp.square)}")
+        if own.at > opp.at:  # 4.3(b): the first piece touched that can be moved or captured
+            own = None
+        else:
+            opp = None
+    if own is not None and move.from_square != own.square:
+        return _breach(board, own, edition.touch_own, "move")
+    if opp is not None and own is None and captured != opp.square:
+        return _breach(board, opp, edition.touch_opponent, "capture")
+    return None
+
+
+def _breach(board: chess.Board, touch: Touch, article: str, obligation: str) -> Breach:
+    whose = "own" if touch.piece.color == board.turn else "opponent's"
+    verb = "moved" if obligation == "move" else ("captured" if obligation == "capture" else "used")
+    name = chess.piece_name(touch.piece.piece_type)
+    square = chess.square_name(touch.square)
+    return Breach(
+        kind="touch_move",
+        article=article,
+        square=touch.square,
+        piece=touch.piece,
+        obligation=obligation,
+        message=(
+            f"the {whose} {name} on {square} was touched first and could be {verb}, but another "
+            f"move was made: Art. {article} requires it, unless j'adoube was announced"
+        ),
+    )
+
+
+def _can_move(board: chess.Board, square: chess.Square) -> bool:
+    return any(True for _ in board.generate_legal_moves(chess.BB_SQUARES[square]))
+
+
+def _can_be_captured(board: chess.Board, square: chess.Square) -> bool:
+    mask = chess.BB_SQUARES[square]
+    if any(True for _ in board.generate_legal_moves(to_mask=mask)):
+        return True
+    ep = board.ep_square
+    return ep is not None and board.has_legal_en_passant() and _ep_victim(board) == square
+
+
+def _legal_capture(board: chess.Board, origin: chess.Square, target: chess.Square) -> bool:
+    if any(
+        True for _ in board.generate_legal_moves(chess.BB_SQUARES[origin], chess.BB_SQUARES[target])
+    ):
+        return True
+    ep = board.ep_square
+    return ep is not None and _ep_victim(board) == target and board.is_legal(chess.Move(origin, ep))
+
+
+def _ep_victim(board: chess.Board) -> chess.Square | None:
+    ep = board.ep_square
+    if ep is None:
+        return None
+    return ep + (-8 if board.turn == chess.WHITE else 8)
+
+
+def _captured_square(board: chess.Board, move: chess.Move) -> chess.Square | None:
+    if board.is_en_passant(move):
+        return _ep_victim(board)
+    if board.piece_at(move.to_square) is not None and not board.is_castling(move):
+        return move.to_square
+    return None
+
+
+def _castling_rook(board: chess.Board, move: chess.Move) -> chess.Square:
+    rank = chess.square_rank(move.from_square)
+    kingside = chess.square_file(move.to_square) > chess.square_file(move.from_square)
+    return chess.square(7 if kingside else 0, rank)
+
+
+# -- irregular positions ---------------------------------------------------------------------
+
+
+def differing(game: Squares, physical: Squares, squares: set[chess.Square]) -> list[str]:
+    """Names of the squares in ``squares`` where the board differs from the game, a1 first."""
+    return [chess.square_name(sq) for sq in sorted(squares) if game[sq] != physical[sq]]
+
+
+def looks_like_a_move(
+    game: Squares, physical: Squares, diff: set[chess.Square], color: chess.Color
+) -> bool:
+    """One piece of ``color`` left its square and stands on another (possibly over a victim)."""
+    gone = [sq for sq in diff if physical[sq] is None and _is(game[sq], color)]
+    arrived = [sq for sq in diff if _is(physical[sq], color)]
+    others = [sq for sq in diff if sq not in gone and sq not in arrived]
+    if len(arrived) != 1 or not 1 <= len(gone) <= 2:
+        return False
+    return all(game[sq] is not None and physical[sq] is None for sq in others)
+
+
+def is_displacement(game: Squares, physical: Squares) -> bool:
+    """The same pieces are on the board, some on other squares, or some are missing (7.3)."""
+    on_board = Counter(p for p in physical if p is not None)
+    in_game = Counter(p for p in game if p is not None)
+    return all(on_board[piece] <= count for piece, count in in_game.items()) and all(
+        piece in in_game for piece in on_board
+    )
+
+
+def _is(piece: chess.Piece | None, color: chess.Color) -> bool:
+    return piece is not None and piece.color == color
+
+
+# -- the end of the game ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Ending:
+    """How a game ended: ``1-0``, ``0-1`` or ``1/2-1/2``, why, and the article."""
+
+    result: str
+    reason: str
+    article: str
+
+
+def ending_after_move(board: chess.Board, edition: Edition) -> Ending | None:
+    """Whether the move just made ended the game at once (5.1, 5.2, 9.6, dead position)."""
+    if not any(True for _ in board.generate_legal_moves()):
+        if board.is_check():
+            winner = "0-1" if board.turn == chess.WHITE else "1-0"
+            return Ending(result=winner, reason="checkmate", article=edition.checkmate)
+        return Ending(result="1/2-1/2", reason="stalemate", article=edition.stalemate)
+    if board.is_insufficient_material():
+        return Ending(result="1/2-1/2", reason="dead position", article=edition.dead_position)
+    if edition.seventy_five and board.halfmove_clock >= 150:
+        return Ending(result="1/2-1/2", reason="75 moves", article=edition.seventy_five)
+    # Five occurrences need at least 16 reversible plies; skip the search before that.
+    if edition.fivefold and board.halfmove_clock >= 16 and board.is_fivefold_repetition():
+        return Ending(result="1/2-1/2", reason="fivefold repetition", article=edition.fivefold)
+    return None
+
+
+def claimable(board: chess.Board) -> tuple[str, ...]:
+    """Draws the player having the move could claim now (9.2 threefold, 9.3 fifty moves)."""
+    out: list[str] = []
+    if board.halfmove_clock >= 8 and board.can_claim_threefold_repetition():
+        out.append("threefold")
+    if board.halfmove_clock >= 99 and board.can_claim_fifty_moves():
+        out.append("fifty_moves")
+    return tuple(out)
+
+
+def flag_ending(board: chess.Board, flagged: chess.Color, edition: Edition) -> Ending:
+    """The result when ``flagged``'s time runs out (6.9; C.4 in 1997 blitz)."""
+    winner = not flagged
+    if not _can_mate(board, winner, c4=edition.c4_mating_potential):
+        return Ending(
+            result="1/2-1/2",
+            reason="flag fall, but the opponent cannot checkmate",
+            article=edition.flag_fall,
+        )
+    result = "1-0" if winner == chess.WHITE else "0-1"
+    return Ending(result=result, reason="flag fall", article=edition.flag_fall)
+
+
+def _can_mate(board: chess.Board, color: chess.Color, *, c4: bool) -> bool:
+    if board.has_insufficient_material(color):
+        return False
+    if not c4:
+        return True
+    # 1997 C.4: two knights and a king against a lone king is not mating potential.
+    pieces = board.occupied_co[color] & ~board.kings
+    knights = board.knights & board.occupied_co[color]
+    lone = not (board.occupied_co[not color] & ~board.kings)
+    return not (lone and pieces == knights and chess.popcount(knights) == 2)
+
+
+def kings_in_centre(physical: Squares) -> Ending | None:
+    """Both kings on the centre squares: the DGT broadcast convention for a result.
+
+    Both on light squares (d5, e4): White won; both on dark squares (d4, e5): Black won; one
+    on each: a draw.
+    """
+    kings = {
+        sq: piece.color
+        for sq in (chess.D4, chess.D5, chess.E4, chess.E5)
+        if (piece := physical[sq]) is not None and piece.piece_type == chess.KING
+    }
+    if set(kings.values()) != {chess.WHITE, chess.BLACK}:
+        return None
+    light = [bool(chess.BB_SQUARES[sq] & chess.BB_LIGHT_SQUARES) for sq in kings]
+    if all(light):
+        result = "1-0"
+    elif not any(light):
+        result = "0-1"
+    else:
+        result = "1/2-1/2"
+    return Ending(
+        result=result, reason="kings placed in the centre (result convention)", article=""
+    )

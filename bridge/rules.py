@@ -1,0 +1,194 @@
+"""Rules editions as data: which article each situation cites, and the penalties that differ.
+
+Two editions of the FIDE Laws of Chess, each in standard, rapid and blitz play:
+
+* ``fide-1997`` — the Laws adopted at Yerevan 1996, in force from 1 July 1997 (the full text is
+  in the product's laws folder). Illegal moves: position reinstated (7.4); in a quickplay finish
+  the opponent gets two minutes for each of the first two illegal moves and the third loses
+  (10.3); in blitz the illegal move is completed by starting the opponent's clock and the
+  opponent may claim the win (C.3). An incorrect draw claim costs half the claimant's remaining
+  time, at most three minutes, and gives the opponent three minutes (9.5 b). No automatic draw
+  by repetition or move count. In blitz, winning needs mating potential as C.4 defines it.
+* ``fide-2018`` — the Laws in force from 1 January 2018 (extracts of Articles 5 and 9 are in the
+  laws folder; the other article numbers are those of that edition). An illegal move is
+  completed by pressing the clock (7.5.1); the first gives the opponent two minutes (one in
+  rapid and blitz, A.4.2), the second loses (7.5.5). A press without a move counts as an illegal
+  move (7.5.3). An incorrect draw claim gives the opponent two minutes (9.5 b). Fivefold
+  repetition and 75 moves end the game at once (9.6); a dead position ends it at once (5.2 b).
+
+Where the two texts use other numbers for the same rule, each situation below carries both.
+Pure data: no I/O.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Final
+
+
+class Mode(enum.Enum):
+    """The rate of play."""
+
+    STANDARD = "standard"
+    RAPID = "rapid"
+    BLITZ = "blitz"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Edition:
+    """One edition in one mode: article numbers and the penalties that differ."""
+
+    name: str
+    year: int
+    mode: Mode
+    touch_own: str
+    touch_opponent: str
+    touch_both: str
+    adjust: str
+    castling_rook_first: str
+    release: str
+    illegal_move: str
+    displaced: str
+    press_without_move: str
+    clock_not_pressed: str
+    flag_fall: str
+    checkmate: str
+    stalemate: str
+    dead_position: str
+    fivefold: str | None
+    seventy_five: str | None
+    threefold: str
+    fifty_moves: str
+    incorrect_claim: str
+    illegal_minutes_to_opponent: tuple[int, ...]
+    """Minutes given to the opponent for the 1st, 2nd, ... illegal move; past the end: loss."""
+    illegal_loses_at: int | None
+    """The illegal move (by count) that loses the game; ``None``: the opponent may claim."""
+    illegal_penalty_text: str
+    claim_penalty_text: str
+    c4_mating_potential: bool
+    """1997 blitz: a win needs mating potential as C.4 defines it (K+N+N is not enough)."""
+
+    def illegal_penalty(self, count: int) -> str:
+        """What the edition prescribes for a player's ``count``-th illegal move."""
+        if self.illegal_loses_at is not None and count >= self.illegal_loses_at:
+            return f"game lost by the player ({self.illegal_move}, illegal move no. {count})"
+        if self.illegal_minutes_to_opponent and count <= len(self.illegal_minutes_to_opponent):
+            minutes = self.illegal_minutes_to_opponent[count - 1]
+            return f"{minutes} minute{'s' if minutes != 1 else ''} extra to the opponent; " + (
+                self.illegal_penalty_text
+            )
+        return self.illegal_penalty_text
+
+    @property
+    def label(self) -> str:
+        """``fide-2018``, ``fide-1997-blitz``..."""
+        return self.name if self.mode is Mode.STANDARD else f"{self.name}-{self.mode.value}"
+
+
+def _fide_1997(mode: Mode) -> Edition:
+    blitz = mode is Mode.BLITZ
+    return Edition(
+        name="fide-1997",
+        year=1997,
+        mode=mode,
+        touch_own="4.3(a)",
+        touch_opponent="4.3(a)",
+        touch_both="4.3(b)",
+        adjust="4.2",
+        castling_rook_first="4.4(a)",
+        release="4.7",
+        illegal_move="C.3" if blitz else ("10.3" if mode is Mode.RAPID else "7.4"),
+        displaced="7.3",
+        press_without_move="6.7(a)",
+        clock_not_pressed="6.7(a)",
+        flag_fall="C.4" if blitz else "6.9",
+        checkmate="5.1(a)",
+        stalemate="5.2",
+        dead_position="9.6",
+        fivefold=None,
+        seventy_five=None,
+        threefold="9.2",
+        fifty_moves="9.3",
+        incorrect_claim="9.5(b)",
+        illegal_minutes_to_opponent=() if blitz or mode is Mode.STANDARD else (2, 2),
+        illegal_loses_at=None if blitz or mode is Mode.STANDARD else 3,
+        illegal_penalty_text=(
+            "the illegal move is completed once the opponent's clock has been started; the "
+            "opponent may claim a win before making his own move (C.3)"
+            if blitz
+            else "the position before the irregularity is reinstated and the clocks adjusted "
+            "(7.4, 6.13); in a quickplay finish the opponent gets two minutes for each of the "
+            "first two illegal moves and the third loses (10.3)"
+        ),
+        claim_penalty_text=(
+            "half of the claimant's remaining time is deducted, at most three minutes, and "
+            "three minutes are added to the opponent's time; the intended move must be played "
+            "(9.5 b)"
+        ),
+        c4_mating_potential=blitz,
+    )
+
+
+def _fide_2018(mode: Mode) -> Edition:
+    fast = mode is not Mode.STANDARD
+    return Edition(
+        name="fide-2018",
+        year=2018,
+        mode=mode,
+        touch_own="4.3.1",
+        touch_opponent="4.3.2",
+        touch_both="4.3.3",
+        adjust="4.2.1",
+        castling_rook_first="4.4.2",
+        release="4.7",
+        illegal_move="7.5.1" if not fast else "7.5.1, A.4.2",
+        displaced="7.4.1",
+        press_without_move="7.5.3",
+        clock_not_pressed="6.2.1",
+        flag_fall="6.9",
+        checkmate="5.1.1",
+        stalemate="5.2.1",
+        dead_position="5.2.2",
+        fivefold="9.6.1",
+        seventy_five="9.6.2",
+        threefold="9.2",
+        fifty_moves="9.3",
+        incorrect_claim="9.5.2",
+        illegal_minutes_to_opponent=(1,) if fast else (2,),
+        illegal_loses_at=2,
+        illegal_penalty_text=(
+            "the position immediately before the irregularity is reinstated (7.5.1); the "
+            "second completed illegal move by the same player loses, unless the opponent cannot "
+            "checkmate by any series of legal moves (7.5.5)"
+        ),
+        claim_penalty_text=(
+            "two minutes are added to the opponent's remaining time; the game continues and an "
+            "intended move must be played (9.5 b)"
+        ),
+        c4_mating_potential=False,
+    )
+
+
+EDITIONS: Final[dict[str, Edition]] = {
+    edition.label: edition
+    for factory in (_fide_2018, _fide_1997)
+    for edition in (factory(mode) for mode in Mode)
+}
+"""Every edition by its ``--rules`` label (``fide-2018``, ``fide-2018-rapid``, ...)."""
+
+DEFAULT: Final = EDITIONS["fide-2018"]
+
+
+def edition(label: str) -> Edition:
+    """The edition named ``label``.
+
+    Raises:
+        ValueError: an unknown label; the message lists the known ones.
+    """
+    try:
+        return EDITIONS[label]
+    except KeyError:
+        known = ", ".join(EDITIONS)
+        raise ValueError(f"unknown rules edition {label!r}; choose one of {known}") from None
