@@ -19,6 +19,14 @@ is cheap to sync.
 The ``seq`` counter is kept in its own row, never derived from the rows left, so it continues
 across acknowledgements, restarts and epochs. One process at a time: the state directory is
 locked while an :class:`Outbox` is open.
+
+The journal: every non-retained payload is also kept, with its topic and ``seq``, in a bounded
+journal table (the last ``journal_size`` rows, pruned in the same transaction as the insert), so
+that a consumer that missed events can ask for them again (the ``replay`` command):
+:meth:`Outbox.journal_since` reads them and :meth:`Outbox.requeue` puts those exact payloads back
+in the outbox under their original ``seq``. Consumers drop the copies they already have by
+``(epoch, seq)``. The journal table was added without changing the schema version: older
+versions of the program ignore it.
 """
 
 from __future__ import annotations
@@ -34,6 +42,8 @@ from typing import Final, Literal, Self
 
 DB_NAME: Final = "outbox.sqlite3"
 LOCK_NAME: Final = "outbox.lock"
+JOURNAL_SIZE: Final = 10_000
+"""Non-retained payloads kept for replay (about a day of a busy table with touch events)."""
 _SCHEMA_VERSION: Final = 1
 
 _SCHEMA: Final = """
@@ -48,6 +58,11 @@ CREATE TABLE IF NOT EXISTS outbox (
     retain INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS outbox_retained ON outbox (topic) WHERE retain;
+CREATE TABLE IF NOT EXISTS journal (
+    seq INTEGER PRIMARY KEY,
+    topic TEXT NOT NULL,
+    payload BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS kv (
     key TEXT PRIMARY KEY,
     value BLOB NOT NULL
@@ -88,14 +103,24 @@ class Outbox:
     """The restart counter: 1 on the first open of a state directory, one more on each open."""
 
     def __init__(
-        self, state_dir: Path, *, synchronous: Literal["NORMAL", "FULL"] = "NORMAL"
+        self,
+        state_dir: Path,
+        *,
+        synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
+        journal_size: int = JOURNAL_SIZE,
     ) -> None:
         """Open (creating if needed) the outbox in ``state_dir`` and count one more epoch.
 
+        ``journal_size`` is how many non-retained payloads the journal keeps for replay.
+
         Raises:
+            ValueError: ``journal_size`` is below 1.
             OutboxLockedError: another process has it open.
             sqlite3.Error: the database cannot be opened or is damaged.
         """
+        if journal_size < 1:
+            raise ValueError(f"journal_size must be at least 1, got {journal_size}")
+        self._journal_size = journal_size
         state_dir.mkdir(parents=True, exist_ok=True)
         self.path = state_dir / DB_NAME
         self._lock_fd = _lock(state_dir / LOCK_NAME)
@@ -131,6 +156,8 @@ class Outbox:
         db.execute(f"PRAGMA synchronous={synchronous}")
         counters = dict(db.execute("SELECT name, value FROM counter").fetchall())
         (max_row,) = db.execute("SELECT coalesce(max(seq), 0) FROM outbox").fetchone()
+        (journaled,) = db.execute("SELECT count(*) FROM journal").fetchone()
+        self._journaled = int(journaled)
         return int(counters["epoch"]), max(int(counters["seq"]), int(max_row))
 
     @property
@@ -143,7 +170,8 @@ class Outbox:
 
         One transaction: either the row is stored with its ``seq`` and the counter moved past
         it, or nothing changed. A retained row replaces any retained row still waiting for
-        the same topic, since the broker keeps only the last one anyway.
+        the same topic, since the broker keeps only the last one anyway. A non-retained row
+        also goes into the journal, whose oldest rows beyond ``journal_size`` are dropped.
 
         ``payload_factory(epoch, seq)`` must not touch the outbox.
         """
@@ -157,6 +185,22 @@ class Outbox:
                 "INSERT INTO outbox (seq, topic, payload, retain) VALUES (?, ?, ?, ?)",
                 (seq, topic, payload, int(retain)),
             )
+            journaled = self._journaled
+            if not retain:
+                db.execute(
+                    "INSERT INTO journal (seq, topic, payload) VALUES (?, ?, ?)",
+                    (seq, topic, payload),
+                )
+                journaled += 1
+                excess = journaled - self._journal_size
+                if excess > 0:
+                    db.execute(
+                        "DELETE FROM journal WHERE seq IN "
+                        "(SELECT seq FROM journal ORDER BY seq LIMIT ?)",
+                        (excess,),
+                    )
+                    journaled -= excess
+        self._journaled = journaled
         self._last_seq = seq
         return seq
 
@@ -190,6 +234,38 @@ class Outbox:
     def ack(self, seq: int) -> None:
         """The broker acknowledged ``seq``: delete its row (no-op if already gone)."""
         self._db.execute("DELETE FROM outbox WHERE seq = ?", (seq,))
+
+    def journal_since(self, seq: int, limit: int) -> list[OutboxRow]:
+        """Up to ``limit`` journaled (non-retained) payloads with a ``seq`` of at least ``seq``,
+        oldest first, exactly as they were first stored."""
+        rows = self._db.execute(
+            "SELECT seq, topic, payload FROM journal WHERE seq >= ? ORDER BY seq LIMIT ?",
+            (seq, limit),
+        ).fetchall()
+        return [OutboxRow(seq, topic, payload, False) for seq, topic, payload in rows]
+
+    def journal_oldest(self) -> int | None:
+        """The oldest ``seq`` the journal still holds, or ``None`` if it is empty."""
+        (oldest,) = self._db.execute("SELECT min(seq) FROM journal").fetchone()
+        return None if oldest is None else int(oldest)
+
+    def requeue(self, rows: list[OutboxRow]) -> int:
+        """Put ``rows`` back in the outbox under their own ``seq``, to be sent again in order.
+
+        One transaction. A row still waiting for its acknowledgement is not doubled. Returns
+        how many rows were queued again. The publisher sends them with the next drain (it
+        wakes on its next :meth:`~bridge.publisher.Publisher.publish`).
+        """
+        queued = 0
+        with self._transaction() as db:
+            for row in rows:
+                cursor = db.execute(
+                    "INSERT OR IGNORE INTO outbox (seq, topic, payload, retain) "
+                    "VALUES (?, ?, ?, ?)",
+                    (row.seq, row.topic, row.payload, int(row.retain)),
+                )
+                queued += cursor.rowcount
+        return queued
 
     def get(self, key: str) -> bytes | None:
         """A value of the daemon's own state, or ``None``."""

@@ -144,3 +144,80 @@ def test_rows_survive_sigkill(tmp_path: Path) -> None:
 def test_full_synchronous_mode(tmp_path: Path) -> None:
     with Outbox(tmp_path, synchronous="FULL") as outbox:
         assert outbox.add("t", _payload) == 1
+
+
+# --- the journal (replay) ---------------------------------------------------------------------
+
+
+def test_journal_keeps_non_retained_payloads_after_ack(tmp_path: Path) -> None:
+    with Outbox(tmp_path) as outbox:
+        outbox.add("event/move", _payload)
+        outbox.add("game", _payload, retain=True)
+        outbox.add("event/alert", _payload)
+        for row in outbox.pending(10):
+            outbox.ack(row.seq)
+        assert outbox.journal_since(0, 100) == [
+            OutboxRow(1, "event/move", b"1:1", retain=False),
+            OutboxRow(3, "event/alert", b"1:3", retain=False),
+        ]
+        assert outbox.journal_since(2, 100) == [OutboxRow(3, "event/alert", b"1:3", False)]
+        assert outbox.journal_since(4, 100) == []
+        assert outbox.journal_oldest() == 1
+
+
+def test_journal_is_bounded_and_survives_reopen(tmp_path: Path) -> None:
+    with Outbox(tmp_path, journal_size=3) as outbox:
+        assert outbox.journal_oldest() is None
+        for _ in range(5):
+            outbox.add("e", _payload)
+        outbox.add("g", _payload, retain=True)  # retained rows never count
+        assert [row.seq for row in outbox.journal_since(0, 100)] == [3, 4, 5]
+    with Outbox(tmp_path, journal_size=3) as outbox:
+        outbox.add("e", _payload)
+        assert [row.payload for row in outbox.journal_since(0, 100)] == [b"1:4", b"1:5", b"2:7"]
+    with Outbox(tmp_path, journal_size=2) as outbox:  # a smaller size prunes on the next add
+        outbox.add("e", _payload)
+        assert [row.seq for row in outbox.journal_since(0, 100)] == [7, 8]
+
+
+def test_journal_limit_and_order(tmp_path: Path) -> None:
+    with Outbox(tmp_path) as outbox:
+        for index in range(10):
+            outbox.add(f"e/{index}", _payload)
+        rows = outbox.journal_since(4, 3)
+        assert [(row.seq, row.topic) for row in rows] == [(4, "e/3"), (5, "e/4"), (6, "e/5")]
+
+
+def test_requeue_sends_the_original_payloads_again_in_seq_order(tmp_path: Path) -> None:
+    with Outbox(tmp_path) as outbox:
+        for _ in range(4):
+            outbox.add("e", _payload)
+        for seq in (1, 2, 3):
+            outbox.ack(seq)
+        rows = outbox.journal_since(2, 100)
+        assert outbox.requeue(rows) == 2  # seq 4 is still waiting: not doubled
+        assert outbox.pending(10) == [
+            OutboxRow(2, "e", b"1:2", False),
+            OutboxRow(3, "e", b"1:3", False),
+            OutboxRow(4, "e", b"1:4", False),
+        ]
+        assert outbox.add("e", _payload) == 5  # the counter is not moved back
+        assert len(outbox.journal_since(0, 100)) == 5  # requeued rows are not journaled twice
+    with Outbox(tmp_path) as outbox:
+        assert outbox.last_seq == 5
+
+
+def test_failing_payload_factory_leaves_the_journal_alone(tmp_path: Path) -> None:
+    def broken(epoch: int, seq: int) -> bytes:
+        raise RuntimeError("encoder bug")
+
+    with Outbox(tmp_path, journal_size=1) as outbox:
+        outbox.add("e", _payload)
+        with pytest.raises(RuntimeError):
+            outbox.add("e", broken)
+        assert [row.seq for row in outbox.journal_since(0, 10)] == [1]
+
+
+def test_journal_size_must_be_positive(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="journal_size"):
+        Outbox(tmp_path, journal_size=0)
