@@ -14,6 +14,7 @@ import dataclasses
 import datetime as dt
 import logging
 import random
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,13 +23,14 @@ from typing import Final, Literal
 import chess
 import msgspec
 
-from bridge import payloads
+from bridge import commands, payloads
 from bridge.config import Config
 from bridge.engine import Arbiter, EngineConfig, GameSnapshot
 from bridge.facts import Fact, MovePlayed, TouchReported
 from bridge.outbox import Outbox
 from bridge.publisher import Publisher
 from drivers import BoardUri
+from drivers.dgt import codec
 from drivers.dgt.link import DgtSerialLink
 from drivers.errors import LinkError
 from drivers.events import BoardEvent, BoardInfo, ClockSide, merge_info
@@ -47,6 +49,7 @@ class SavedGame(msgspec.Struct, frozen=True, kw_only=True):
     moves: list[str]
     rules: str
     result: str | None = None
+    assignment: commands.Assignment = msgspec.field(default_factory=commands.Assignment)
 
 
 @dataclass(kw_only=True)
@@ -72,6 +75,7 @@ class TableDaemon:
         engine = options.config.engine
         white = None if engine.clock_white_side is None else ClockSide(engine.clock_white_side)
         self._engine_config = EngineConfig(dwell=engine.dwell, white_side=white)
+        self.assignment = commands.Assignment()
         self.game_id, self.arbiter = self._load_game()
         broker = options.config.broker
         self.publisher = Publisher(
@@ -84,6 +88,7 @@ class TableDaemon:
             cert_file=None if broker.cert_file is None else Path(broker.cert_file),
             key_file=None if broker.key_file is None else Path(broker.key_file),
             game_id=self.game_id,
+            on_request=self._on_request,
         )
         self._board_state: Literal["connecting", "connected", "disconnected", "error"] = (
             "connecting"
@@ -248,7 +253,9 @@ class TableDaemon:
     def _publish_game(self) -> None:
         snap = self.arbiter.snapshot()
         self._last_seq = self.publisher.set_game(
-            game_data(snap, self.game_id, self.options.rules, self._last_seq)
+            game_data(
+                snap, self.game_id, self.options.rules, self._last_seq, assignment=self.assignment
+            )
         )
 
     def _save_game(self) -> None:
@@ -259,6 +266,7 @@ class TableDaemon:
             moves=[uci for uci, _ in snap.moves],
             rules=self.options.rules,
             result=None if snap.result is None else snap.result.result,
+            assignment=self.assignment,
         )
         self.outbox.put(GAME_KEY, msgspec.json.encode(saved))
 
@@ -273,10 +281,75 @@ class TableDaemon:
             except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as exc:
                 log.error("saved game in %s unreadable (%s); starting a new game", GAME_KEY, exc)
             else:
+                self.assignment = saved.assignment
                 if saved.result is None:
                     log.info("resuming game %s at ply %d", saved.id, board.ply())
                     return saved.id, Arbiter(self._engine_config, board)
         return new_game_id(self.options.table), Arbiter(self._engine_config)
+
+    # -- arbiter commands ---------------------------------------------------------------------
+
+    async def _on_request(self, command: str, raw: bytes) -> None:
+        """Carry out one ``request/{command}`` (bridge.commands) and publish its outcome."""
+        outcome = commands.handle(
+            command,
+            raw,
+            arbiter=self.arbiter,
+            assignment=self.assignment,
+            wall_now=time.time(),
+            now=asyncio.get_running_loop().time(),
+        )
+        if outcome.silent:
+            log.warning("ignoring a request with an unusable command name %r", command[:64])
+            return
+        setting, link = outcome.set_clock, self._link
+        if setting is not None:
+            if link is None or self._board_state != "connected":
+                outcome = outcome.failed("the board (and its clock) is not connected")
+            else:
+                await link.send(
+                    codec.clock_set_and_run(
+                        setting.left,
+                        setting.right,
+                        left_runs=setting.left_runs,
+                        right_runs=setting.right_runs,
+                        pause=setting.pause,
+                    )
+                )
+        if outcome.new_game:
+            game_id = new_game_id(self.options.table)
+            if self.game_id == game_id or self.game_id.startswith(game_id + "-"):
+                # Another game started in the same second: number this one.
+                suffix = self.game_id[len(game_id) + 1 :]
+                game_id += f"-{int(suffix) + 1 if suffix.isdigit() else 2}"
+            self.game_id = self.publisher.game_id = game_id
+            outcome = outcome.with_data(game=self.game_id)
+        if outcome.assignment is not None:
+            self.assignment = outcome.assignment
+        if outcome.facts:
+            self._emit(list(outcome.facts))  # saves and republishes the game
+        elif outcome.game_changed:
+            self._save_game()
+            self._publish_game()
+            self._arm_timer()
+        if outcome.replay_from is not None:
+            outcome = outcome.with_data(**self._replay(outcome.replay_from))
+        log.info("%s %s: %s", command, outcome.response.status, outcome.response.error or "done")
+        self.publisher.publish("response", outcome.topic_suffix, outcome.response)
+
+    def _replay(self, from_seq: int) -> dict[str, int | bool | None]:
+        """Queue the journaled events from ``from_seq`` again, with their original seq."""
+        rows = self.outbox.journal_since(from_seq, commands.MAX_REPLAY + 1)
+        more = len(rows) > commands.MAX_REPLAY
+        rows = rows[: commands.MAX_REPLAY]
+        self.outbox.requeue(rows)
+        return {
+            "count": len(rows),
+            "first_seq": rows[0].seq if rows else None,
+            "last_seq": rows[-1].seq if rows else None,
+            "oldest_available": self.outbox.journal_oldest(),
+            "truncated": more,
+        }
 
 
 def new_game_id(table: str, now: Callable[[], dt.datetime] | None = None) -> str:
@@ -285,8 +358,15 @@ def new_game_id(table: str, now: Callable[[], dt.datetime] | None = None) -> str
     return f"{table}-{stamp.strftime('%Y%m%dT%H%M%SZ')}"
 
 
-def game_data(snap: GameSnapshot, game_id: str, rules: str, last_seq: int) -> payloads.GameData:
-    """The retained ``game`` payload of an engine snapshot."""
+def game_data(
+    snap: GameSnapshot,
+    game_id: str,
+    rules: str,
+    last_seq: int,
+    *,
+    assignment: commands.Assignment | None = None,
+) -> payloads.GameData:
+    """The retained ``game`` payload of an engine snapshot (with the table's assignment)."""
     board = chess.Board(snap.start_fen)
     moves: list[payloads.MoveRecord] = []
     for uci, san in snap.moves:
@@ -311,6 +391,10 @@ def game_data(snap: GameSnapshot, game_id: str, rules: str, last_seq: int) -> pa
         claimable=(),
         rules=rules,
         last_seq=last_seq,
+        players=None if assignment is None else assignment.players(),
+        event=None if assignment is None else assignment.event,
+        round=None if assignment is None else assignment.round,
+        board=None if assignment is None or assignment.board is None else str(assignment.board),
     )
 
 
