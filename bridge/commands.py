@@ -538,10 +538,19 @@ def _adjust_clock(request: AdjustClock, ctx: _Context) -> CommandOutcome:
     # The engine knows which side is White's (configured, or seen before move 1) but has no
     # public accessor for it yet; clock_times() is None when the clock or its sides are unknown.
     white_side: ClockSide | None = arbiter._white_side
-    if arbiter.clock_times() is None or white_side is None:
+    times = arbiter.clock_times()
+    if times is None or white_side is None:
         raise RejectedError(
             "no clock connected, or which clock side is White's is not known yet "
             "(set engine.clock_white_side in the config, or start the clock before move 1)"
+        )
+    # The clock tells which side runs only by its lever: the side whose lever is up. Running
+    # the other side would be shown (and judged) as the wrong player's time.
+    lever = times.running
+    if request.running is not None and lever is not None and request.running != _name(lever):
+        raise RejectedError(
+            f"the clock's lever is up on {_name(lever)}'s side: only that side can run; "
+            "pause the clock (running null) or let the player press it first"
         )
     black_side = ClockSide.RIGHT if white_side is ClockSide.LEFT else ClockSide.LEFT
     by_side = {white_side: request.white, black_side: request.black}
@@ -577,6 +586,10 @@ def _assign(request: Assign, ctx: _Context) -> CommandOutcome:
         board=request.board,
     )
     return ctx.ok(msgspec.structs.asdict(assignment), game_changed=True, assignment=assignment)
+
+
+def _name(color: chess.Color) -> str:
+    return "white" if color == chess.WHITE else "black"
 
 
 def _plies(count: int) -> str:

@@ -75,22 +75,21 @@ def state(arbiter: Arbiter) -> tuple[object, ...]:
     )
 
 
-def with_clock(arbiter: Arbiter, *, white: ClockSide) -> Arbiter:
+def with_clock(arbiter: Arbiter, *, white: ClockSide, paused: bool = False) -> Arbiter:
     """Connect a running clock whose ``white`` side runs before move 1 (so it is White's)."""
-    arbiter.feed(
-        ClockReading(
+    for running in (True, False) if paused else (True,):
+        reading = ClockReading(
             left=600,
             right=540,
-            running=True,
+            running=running,
             lever_high=white,
             connected=True,
             left_flag=False,
             right_flag=False,
             battery_low=False,
             at=1.0,
-        ),
-        1.0,
-    )
+        )
+        arbiter.feed(reading, 1.0)
     return arbiter
 
 
@@ -156,6 +155,7 @@ REFUSED: list[tuple[str, bytes, str, str | None]] = [
     ("set_result", request(result="1-0", reason=""), "`$.reason`", "tx-1"),
     ("claim_draw", request(move="e2e4"), "not a legal move for the player having the move", "tx-1"),
     ("adjust_clock", request(white=60, black=60), "no clock connected", "tx-1"),
+    ("adjust_clock", request(white=60, black=60, running="white"), "no clock connected", "tx-1"),
     ("adjust_clock", request(white=-1, black=60), "`$.white`", "tx-1"),
     ("adjust_clock", request(white=60, black=36000), "`$.black`", "tx-1"),
     ("adjust_clock", request(white=6, black=6, running="red"), "`$.running`", "tx-1"),
@@ -436,12 +436,22 @@ def test_the_two_editions_penalties_differ() -> None:
 def test_adjust_clock_maps_colours_to_the_clock_sides(
     white_side: ClockSide, running: str | None, expected: ClockSetting
 ) -> None:
-    arbiter = with_clock(arbiter_after([]), white=white_side)
+    arbiter = with_clock(arbiter_after([]), white=white_side, paused=running == "black")
     before = state(arbiter)
     outcome = run("adjust_clock", request(white=300, black=240, running=running), arbiter)
     assert ok_data(outcome) == {"white": 300, "black": 240, "running": running}
     assert outcome.set_clock == expected
     assert not outcome.game_changed  # the clock reports its new times itself
+    assert state(arbiter) == before
+
+
+def test_adjust_clock_cannot_run_the_side_whose_lever_is_down() -> None:
+    arbiter = with_clock(arbiter_after([]), white=ClockSide.LEFT)  # White's lever is up
+    before = state(arbiter)
+    outcome = run("adjust_clock", request(white=60, black=60, running="black"), arbiter)
+    assert outcome.response.error is not None
+    assert "lever is up on white's side" in outcome.response.error
+    assert outcome.set_clock is None
     assert state(arbiter) == before
 
 
