@@ -317,6 +317,8 @@ def handle(
         raw = msgspec.json.decode(payload)
     except msgspec.DecodeError as exc:
         return _error(command, None, f"request is not valid JSON: {exc}")
+    except RecursionError:
+        return _error(command, None, "request is not valid JSON: nested too deeply")
     if not isinstance(raw, dict):
         return _error(command, None, "the request must be one JSON object")
     transaction = raw.get("transaction")

@@ -119,6 +119,7 @@ REFUSED: list[tuple[str, bytes, str, str | None]] = [
     ("takeback", b"\xff\xfe", "not valid JSON", None),
     ("takeback", b"", "not valid JSON", None),
     ("takeback", b"[1, 2]", "one JSON object", None),
+    ("takeback", b"[" * 2000 + b"]" * 2000, "nested too deeply", None),
     ("takeback", b'"takeback"', "one JSON object", None),
     ("takeback", request(plies=1, colour="white"), "unknown field `colour`", "tx-1"),
     ("takeback", request(transaction=...), "missing required field `transaction`", None),
