@@ -539,7 +539,7 @@ def _adjust_clock(request: AdjustClock, ctx: _Context) -> CommandOutcome:
     arbiter = ctx.arbiter
     # The engine knows which side is White's (configured, or seen before move 1) but has no
     # public accessor for it yet; clock_times() is None when the clock or its sides are unknown.
-    white_side: ClockSide | None = arbiter._white_side
+    white_side: ClockSide | None = arbiter.white_side
     times = arbiter.clock_times()
     if times is None or white_side is None:
         raise RejectedError(

@@ -22,6 +22,8 @@ from typing import Final, Literal
 
 import msgspec
 
+from bridge import rules
+
 ENV_USERNAME: Final = "CHESSBRIDGE_MQTT_USERNAME"
 ENV_PASSWORD: Final = "CHESSBRIDGE_MQTT_PASSWORD"
 
@@ -95,11 +97,13 @@ def with_environment(config: Config, env: Mapping[str, str]) -> Config:
 def check_rules(text: str) -> str:
     """Validate a rules edition: ``fide-2018`` or ``fide-1997``, optionally ``-rapid``/``-blitz``.
 
+    Returns the canonical label (``-standard`` is accepted and dropped).
+
     Raises:
         ConfigError: an unknown edition or mode.
     """
-    for edition in RULES:
-        if text == edition or any(text == f"{edition}-{mode}" for mode in MODES):
-            return text
+    label = text.removesuffix("-standard")
+    if label in rules.EDITIONS:
+        return label
     choices = ", ".join(f"{e}[-{'|-'.join(MODES)}]" for e in RULES)
     raise ConfigError(f"unknown rules edition {text!r}; choose one of {choices}")

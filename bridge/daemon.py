@@ -23,7 +23,7 @@ from typing import Final, Literal
 import chess
 import msgspec
 
-from bridge import commands, payloads
+from bridge import commands, payloads, rules
 from bridge.config import Config
 from bridge.engine import Arbiter, EngineConfig, GameSnapshot
 from bridge.facts import Fact, MovePlayed, TouchReported
@@ -74,7 +74,9 @@ class TableDaemon:
         self.outbox = Outbox(options.state_dir)
         engine = options.config.engine
         white = None if engine.clock_white_side is None else ClockSide(engine.clock_white_side)
-        self._engine_config = EngineConfig(dwell=engine.dwell, white_side=white)
+        self._engine_config = EngineConfig(
+            dwell=engine.dwell, white_side=white, rules=rules.edition(options.rules)
+        )
         self.assignment = commands.Assignment()
         self.game_id, self.arbiter = self._load_game()
         broker = options.config.broker

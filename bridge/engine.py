@@ -150,10 +150,11 @@ class _Candidate:
 class _Previous:
     """The position before the last recorded move, while that move can still be revised."""
 
-    board: chess.Board
     game: list[chess.Piece | None]
     changed: tuple[chess.Square, ...]
     move: chess.Move
+    board: chess.Board | None = None
+    """The position itself, made only when a revision is looked for (most plies need none)."""
 
 
 @dataclass(slots=True)
@@ -199,6 +200,7 @@ class Arbiter:
             self.illegal_counts = {chess.WHITE: 0, chess.BLACK: 0}
         self._alert_ids = 0
         self._game: list[chess.Piece | None] = [self.board.piece_at(sq) for sq in chess.SQUARES]
+        self._ranks = [positions.rank_text(self._game, rank) for rank in range(8)]
         self._diff = {sq for sq in chess.SQUARES if self._physical[sq] != self._game[sq]}
         self._prev: _Previous | None = None
         self._candidate: _Candidate | None = None
@@ -259,7 +261,7 @@ class Arbiter:
             (move.uci(), san) for move, san in zip(self.board.move_stack, self._san, strict=True)
         )
         return GameSnapshot(
-            fen=positions.fen(self.board, self._game),
+            fen=positions.fen(self.board, self._ranks),
             start_fen=self.start_fen,
             moves=moves,
             turn=self.board.turn,
@@ -274,6 +276,11 @@ class Arbiter:
     def physical(self) -> list[chess.Piece | None]:
         """What the sensors say stands on each square now (player's frame)."""
         return list(self._physical)
+
+    @property
+    def white_side(self) -> ClockSide | None:
+        """The clock side that is White's, once configured or inferred."""
+        return self._white_side
 
     def clock_times(self) -> ClockTimes | None:
         """Remaining times by colour, if a clock is connected and its sides are known."""
@@ -505,7 +512,7 @@ class Arbiter:
         if move is None:
             return []
         cand = _Candidate(move, now + self.config.dwell, revision)
-        base = self._prev.board if revision and self._prev else self.board
+        base = self._prev_board() if revision else self.board
         if positions.is_ambiguous(base, move):
             self._candidate = cand
             return []
@@ -532,7 +539,15 @@ class Arbiter:
         diff = {sq for sq in squares if self._physical[sq] != prev.game[sq]}
         if not 2 <= len(diff) <= 4:
             return None
-        return positions.find_move(prev.board, prev.game, self._physical, diff)
+        return positions.find_move(self._prev_board(), prev.game, self._physical, diff)
+
+    def _prev_board(self) -> chess.Board:
+        prev = self._prev
+        assert prev is not None
+        if prev.board is None:
+            prev.board = self.board.copy(stack=1)
+            prev.board.pop()
+        return prev.board
 
     def _record(self, cand: _Candidate, by: CompletedBy, now: float) -> list[Fact]:
         """Record a candidate move (or the revision of the last move) in the game."""
@@ -549,13 +564,16 @@ class Arbiter:
         color = self.board.turn
         alerts = self._judge_move(move, superseded, now)
         changes = positions.move_changes(self.board, move)
-        self._prev = _Previous(
-            self.board.copy(stack=False), list(self._game), tuple(sq for sq, _ in changes), move
-        )
+        self._prev = _Previous(list(self._game), tuple(sq for sq, _ in changes), move)
         san = self.board.san_and_push(move)
         self._san.append(san)
         for square, piece in changes:
             self._game[square] = piece
+        redraw = {chess.square_rank(sq) for sq, _ in changes}
+        if superseded is not None:
+            redraw.update(chess.square_rank(sq) for sq in superseded.changed)
+        for rank in redraw:
+            self._ranks[rank] = positions.rank_text(self._game, rank)
         recheck.update(self._prev.changed)
         self._diff = {sq for sq in recheck if self._physical[sq] != self._game[sq]}
         touched = tuple(dict.fromkeys(self._ply.squares))
@@ -570,7 +588,7 @@ class Arbiter:
                 ply=self.board.ply(),
                 move=move,
                 san=san,
-                fen=positions.fen(self.board, self._game),
+                fen=positions.fen(self.board, self._ranks),
                 color=color,
                 touched=touched,
                 completed_by=by,

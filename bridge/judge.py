@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import chess
 
@@ -17,8 +18,7 @@ from bridge.rules import Edition
 Squares = Sequence[chess.Piece | None]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Touch:
+class Touch(NamedTuple):
     """A piece lifted by the player having the move (a touch, on a sensor board)."""
 
     square: chess.Square
@@ -48,6 +48,10 @@ def touch_breach(
     touching pieces that can neither move nor be captured obliges nothing).
     """
     me = board.turn
+    if not board.is_castling(move):
+        settled = {move.from_square, _captured_square(board, move)}
+        if all(t.square in settled for t in touches):
+            return None  # only the moving piece and its victim were touched
     own = next((t for t in touches if t.piece.color == me and _can_move(board, t.square)), None)
     opp = next(
         (t for t in touches if t.piece.color != me and _can_be_captured(board, t.square)), None

@@ -45,32 +45,50 @@ def move_changes(board: chess.Board, move: chess.Move) -> tuple[Change, ...]:
     return tuple(changes)
 
 
-def fen(board: chess.Board, squares: Sequence[chess.Piece | None]) -> str:
-    """``board.fen()``, with the placement read from ``squares`` (the same position, faster)."""
-    ranks: list[str] = []
-    for rank in range(7, -1, -1):
-        row = ""
-        empty = 0
-        for piece in squares[rank * 8 : rank * 8 + 8]:
-            if piece is None:
-                empty += 1
-                continue
-            if empty:
-                row += str(empty)
-                empty = 0
-            row += _SYMBOLS[piece.color][piece.piece_type]
-        ranks.append(row + str(empty) if empty else row)
+def fen(board: chess.Board, ranks: Sequence[str]) -> str:
+    """``board.fen()``, with the placement made of the eight ``rank_text`` strings (rank 1 first).
+
+    The engine keeps those strings and redraws only the ranks a move changes: much cheaper than
+    python-chess's ``board_fen()``, which reads all 64 squares.
+    """
     ep = board.ep_square if board.has_legal_en_passant() else None
     return " ".join(
         (
-            "/".join(ranks),
+            "/".join(reversed(ranks)),
             "w" if board.turn else "b",
-            board.castling_xfen(),
+            _castling_text(board),
             chess.square_name(ep) if ep is not None else "-",
             str(board.halfmove_clock),
             str(board.fullmove_number),
         )
     )
+
+
+def _castling_text(board: chess.Board) -> str:
+    """``board.castling_xfen()``, cached by the castling rights (they rarely change)."""
+    rights = board.castling_rights
+    text = _CASTLING_CACHE.get(rights)
+    if text is None:
+        text = _CASTLING_CACHE[rights] = board.castling_xfen()
+    return text
+
+
+_CASTLING_CACHE: dict[int, str] = {}
+
+
+def rank_text(squares: Sequence[chess.Piece | None], rank: int) -> str:
+    """One rank of a FEN placement (``rank`` 0 is rank 1)."""
+    row = ""
+    empty = 0
+    for piece in squares[rank * 8 : rank * 8 + 8]:
+        if piece is None:
+            empty += 1
+            continue
+        if empty:
+            row += str(empty)
+            empty = 0
+        row += _SYMBOLS[piece.color][piece.piece_type]
+    return row + str(empty) if empty else row
 
 
 _SYMBOLS: Final = {
@@ -126,14 +144,20 @@ def is_ambiguous(board: chess.Board, move: chess.Move) -> bool:
     if piece == chess.KNIGHT or move.promotion or board.is_castling(move):
         return False
     if piece == chess.PAWN or piece == chess.KING:
-        beyond = _BEYOND[origin][target]
-        if not beyond:
+        if not _BEYOND[origin][target]:
             return False
         further = _next_on_line(origin, target)
         return board.is_legal(chess.Move(origin, further))
     if piece == chess.ROOK and _is_castling_rook_move(board, move):
         return True
-    for square in _squares_beyond(origin, target):
+    beyond = _squares_beyond(origin, target)
+    if not beyond or board.piece_at(target) is not None:
+        return False  # the end of the line, or a capture: the piece cannot pass the victim
+    if not board.is_check():
+        # Not in check, and ``move`` is legal: a pin cannot stop the piece going on along the
+        # same line, so one square's occupancy decides (no legality search per square).
+        return board.color_at(beyond[0]) != board.turn
+    for square in beyond:
         occupant = board.color_at(square)
         if occupant == board.turn:
             return False

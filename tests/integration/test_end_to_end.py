@@ -122,7 +122,7 @@ async def test_a_whole_game_reaches_mqtt_move_by_move(
     assert len(set(seqs)) == len(seqs), "a seq was reused"
     assert {p["epoch"] for p in everything} == {1}
     result = payloads_on(sub, "event/result")[0]["data"]
-    assert result == {"result": "1-0", "reason": "checkmate", "article": "5.1(a)"}
+    assert result == {"result": "1-0", "reason": "checkmate", "article": "5.1.1"}  # fide-2018
     game = payloads_on(sub, "game")[-1]["data"]
     assert isinstance(game, dict)
     assert game["fen"] == board.fen()

@@ -263,6 +263,7 @@ def test_alert() -> None:
         message="White touched the knight on g1 and moved another piece",
         details={"touched": ["g1"], "moved": "e2e4", "count": 1, "note": None},
         at=9.0,
+        id=3,
     )
     type_, suffix, data = payloads.fact_data(alert)
     assert (type_, suffix) == ("alert", "event/alert")
@@ -273,6 +274,7 @@ def test_alert() -> None:
         "color": "white",
         "message": "White touched the knight on g1 and moved another piece",
         "details": {"touched": ["g1"], "moved": "e2e4", "count": 1, "note": None},
+        "id": 3,
     }
 
 
@@ -376,7 +378,15 @@ def test_game() -> None:
         "clocks": {"white": 5395, "black": 5400, "running": "black"},
         "turn": "black",
         "alerts": [
-            {"kind": "k", "article": "a", "ply": 0, "color": None, "message": "m", "details": {}}
+            {
+                "kind": "k",
+                "article": "a",
+                "ply": 0,
+                "color": None,
+                "message": "m",
+                "details": {},
+                "id": 0,
+            }
         ],
         "result": None,
         "reason": None,
