@@ -16,7 +16,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import chess
 
@@ -100,14 +100,32 @@ async def run_demo(*, speed: float, table: str, view: bool, game: DemoGame = OPE
     return 1
 
 
+TOUCH_MOVE_BEFORE: Final = "Bg4"
+"""Before this move Black lifts his knight on b8, puts it back, and moves the bishop (4.3)."""
+ILLEGAL_BEFORE: Final = "Bc4"
+"""Before this move White puts the bishop on c5, an illegal move, and presses the clock (7.5)."""
+
+
 async def _play(emu: DgtEmulator, daemon: TableDaemon, game: DemoGame, speed: float) -> bool:
-    """Play ``game`` by hand on the emulator; true when the daemon recorded it all."""
+    """Play ``game`` by hand on the emulator; true when the daemon recorded it all.
+
+    Two irregularities are staged, as PRODUCT promises of the demo: a touch-move breach and an
+    illegal move completed by the clock (then taken back and replaced by the real move).
+    """
     rng = random.Random(1858)
     board = chess.Board()
     emu.set_clock(300, 300, running=WHITE_SIDE)
     await asyncio.sleep(1.0 / speed)
     for san in game.moves.split():
         await asyncio.sleep(rng.uniform(0.6, 1.6) / speed)  # thinking
+        if san == TOUCH_MOVE_BEFORE:
+            await _hand(emu, speed, ("lift", "b8"), ("place", "b8", "n"))
+        if san == ILLEGAL_BEFORE:
+            await _hand(emu, speed, ("lift", "f1"), ("place", "c5", "B"))
+            await emu.press(press_side(chess.WHITE))
+            await asyncio.sleep(1.0 / speed)  # the arbiter steps in
+            await _hand(emu, speed, ("lift", "c5"), ("place", "f1", "B"))
+            await emu.press(press_side(chess.BLACK))  # White's clock runs again
         move = board.parse_san(san)
         await perform(emu, board, move, rng.choice(list(Style)), rng, speed)
         mover = board.turn
@@ -120,6 +138,20 @@ async def _play(emu: DgtEmulator, daemon: TableDaemon, game: DemoGame, speed: fl
             break
         await asyncio.sleep(0.05)
     return daemon.arbiter.board.move_stack == board.move_stack and daemon.arbiter.result is not None
+
+
+async def _hand(emu: DgtEmulator, speed: float, *actions: tuple[str, ...]) -> None:
+    """Lifts (``("lift", sq)``) and places (``("place", sq, piece)``) at a human pace.
+
+    Never faster than 0.3 s apart whatever the speed: quicker than that the engine rightly takes
+    a lift and put-back for sensor flicker.
+    """
+    for action in actions:
+        if action[0] == "lift":
+            await emu.lift(action[1])
+        else:
+            await emu.place(action[1], action[2])
+        await asyncio.sleep(max(0.3, 0.5 / speed))
 
 
 async def perform(
