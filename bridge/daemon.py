@@ -23,7 +23,7 @@ from typing import Final, Literal
 import chess
 import msgspec
 
-from bridge import commands, payloads, rules
+from bridge import commands, payloads, rules, sdnotify
 from bridge.config import Config
 from bridge.engine import Arbiter, EngineConfig, GameSnapshot
 from bridge.facts import Fact, MovePlayed, TouchReported
@@ -119,9 +119,16 @@ class TableDaemon:
             raise
         self._publish_game()
         self._connected(first)
+        sdnotify.ready()  # the board answers; the broker may come later (moves wait in the outbox)
         publisher = asyncio.create_task(self.publisher.run(), name="publisher")
         board = asyncio.create_task(self._supervise_board(first), name="board")
         stopper = asyncio.create_task(stop.wait(), name="stop")
+        # systemd's watchdog is fed from this loop, only while both supervisors are alive: a
+        # hung loop or a dead supervisor gets the service restarted (Restart=on-failure).
+        watchdog = asyncio.create_task(
+            sdnotify.watchdog_loop(lambda: not publisher.done() and not board.done()),
+            name="watchdog",
+        )
         try:
             done, _ = await asyncio.wait(
                 {publisher, board, stopper}, return_when=asyncio.FIRST_COMPLETED
@@ -130,7 +137,8 @@ class TableDaemon:
                 if task is not stopper:
                     task.result()  # re-raise a crash
         finally:
-            for task in (board, stopper):
+            sdnotify.stopping()
+            for task in (board, stopper, watchdog):
                 task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await board
@@ -230,6 +238,7 @@ class TableDaemon:
     ) -> None:
         self._board_state = state
         self._board_error = error
+        sdnotify.status(f"board {state}" + (f": {error}" if error else ""))
         self._publish_board()
 
     def _publish_board(self) -> None:

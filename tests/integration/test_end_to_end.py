@@ -221,3 +221,49 @@ async def test_an_unreachable_broker_is_retried_and_said(
                 seen += line.decode()
         assert proc.returncode is None, "the daemon must keep running while the broker is away"
         assert f"127.0.0.1:{port}" in seen
+
+
+async def test_systemd_notify_ready_watchdog_and_stopping(
+    mosquitto: Mosquitto, table_id: str, tmp_path: Path
+) -> None:
+    import socket
+
+    sock_path = tmp_path / "notify"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(sock_path))
+    sock.setblocking(False)
+    env = {**os.environ, "NOTIFY_SOCKET": str(sock_path), "WATCHDOG_USEC": "400000"}
+    loop = asyncio.get_running_loop()
+    messages: list[str] = []
+
+    async def until(word: str) -> None:
+        async with asyncio.timeout(15):
+            while not any(word in m for m in messages):
+                messages.append((await loop.sock_recv(sock, 4096)).decode())
+
+    try:
+        async with DgtEmulator(speed=SPEED) as emu:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "bridge",
+                "run",
+                "--board",
+                f"dgt:{emu.path}",
+                "--table",
+                table_id,
+                "--broker",
+                mosquitto.url,
+                "--state-dir",
+                str(tmp_path / "state"),
+                env=env,
+                stderr=asyncio.subprocess.DEVNULL,
+            )
+            await until("READY=1")
+            await until("WATCHDOG=1")
+            proc.send_signal(signal.SIGTERM)
+            await until("STOPPING=1")
+            assert await asyncio.wait_for(proc.wait(), 10) == 0
+    finally:
+        sock.close()
+    assert any("STATUS=board connected" in m for m in messages)
