@@ -33,11 +33,23 @@ from drivers import BoardUri
 from drivers.dgt import codec
 from drivers.dgt.link import DgtSerialLink
 from drivers.errors import LinkError
-from drivers.events import BoardEvent, BoardInfo, ClockSide, merge_info
+from drivers.events import (
+    BoardEvent,
+    BoardInfo,
+    BoardSnapshot,
+    ClockSide,
+    StoredChange,
+    StoredClockTime,
+    StoredMarker,
+    merge_info,
+)
 
 log = logging.getLogger("chessbridge")
 
 GAME_KEY: Final = "game"
+
+MEMORY_TIMEOUT: Final = 15.0
+"""Seconds to wait for the board's memory (a full DGT EEPROM takes about 8 s at 9600 baud)."""
 """Outbox key/value entry holding the game in progress."""
 
 
@@ -50,6 +62,8 @@ class SavedGame(msgspec.Struct, frozen=True, kw_only=True):
     rules: str
     result: str | None = None
     assignment: commands.Assignment = msgspec.field(default_factory=commands.Assignment)
+    clock_white_side: Literal["left", "right"] | None = None
+    """Which clock side was White's, once known: a restart must not have to guess it again."""
 
 
 @dataclass(kw_only=True)
@@ -102,6 +116,8 @@ class TableDaemon:
         self._timer: asyncio.TimerHandle | None = None
         self._link: DgtSerialLink | None = None
         self.first_open = asyncio.Event()
+        self._memory_read = asyncio.Event()
+        self._hold(False)
 
     # -- running ----------------------------------------------------------------------------
 
@@ -112,6 +128,8 @@ class TableDaemon:
         not a board ends the process at once with one clear line (systemd restarts it later).
         """
         first = self._new_link()
+        resuming = bool(self.arbiter.board.move_stack)
+        self._hold(resuming)
         try:
             await first.open()
         except LinkError:
@@ -121,7 +139,7 @@ class TableDaemon:
         self._connected(first)
         sdnotify.ready()  # the board answers; the broker may come later (moves wait in the outbox)
         publisher = asyncio.create_task(self.publisher.run(), name="publisher")
-        board = asyncio.create_task(self._supervise_board(first), name="board")
+        board = asyncio.create_task(self._supervise_board(first, resuming), name="board")
         stopper = asyncio.create_task(stop.wait(), name="stop")
         # systemd's watchdog is fed from this loop, only while both supervisors are alive: a
         # hung loop or a dead supervisor gets the service restarted (Restart=on-failure).
@@ -161,19 +179,21 @@ class TableDaemon:
         self._set_board("connected", None)
         log.info("board %s connected (%s)", self.options.board, _describe(link.info))
 
-    async def _supervise_board(self, link: DgtSerialLink) -> None:
+    async def _supervise_board(self, link: DgtSerialLink, read_memory: bool) -> None:
         attempt = 0
         while True:
             try:
-                await link.run()
+                await self._serve(link, read_memory)
             except LinkError as exc:
                 log.warning("%s; reconnecting", exc)
                 self._set_board("disconnected", str(exc))
+            self._hold(False)
             while True:
                 attempt += 1
                 delay = _backoff(attempt, self.options.reconnect_min, self.options.reconnect_max)
                 await asyncio.sleep(delay)
                 link = self._new_link()
+                self._hold(True)
                 try:
                     await link.open()
                 except LinkError as exc:
@@ -181,12 +201,56 @@ class TableDaemon:
                     continue
                 attempt = 0
                 self._connected(link)
+                read_memory = True
                 break
+
+    async def _serve(self, link: DgtSerialLink, read_memory: bool) -> None:
+        """Read the board until the link dies; first, if asked, recover what it stored."""
+        reader = asyncio.create_task(link.run(), name="board-reader")
+        try:
+            if read_memory:
+                await link.send(codec.ee_moves())
+                memory = asyncio.create_task(self._memory_read.wait())
+                await asyncio.wait({reader, memory}, timeout=MEMORY_TIMEOUT)
+                memory.cancel()
+            self._release()
+            await reader
+        finally:
+            reader.cancel()
+
+    def _hold(self, on: bool) -> None:
+        """While the board's memory is read, keep what arrives until it can be replayed."""
+        self._holding: list[BoardEvent] | None = [] if on else None
+        self._stored: list[BoardEvent] = []
+        self._memory_read.clear()
+
+    def _release(self) -> None:
+        """Replay the board's memory and its full board, then what arrived meanwhile."""
+        held = self._holding
+        if held is None:
+            return
+        self._holding = None
+        snapshots = [e for e in held if isinstance(e, BoardSnapshot)]
+        snapshot = snapshots[-1] if snapshots else None
+        if self._stored:
+            log.info("read %d stored changes from the board's memory", len(self._stored))
+        now = asyncio.get_running_loop().time()
+        self._emit(self.arbiter.recover(self._stored, snapshot, now))
+        for event in held:
+            if not isinstance(event, BoardSnapshot):
+                self._on_event(event)
 
     # -- events -----------------------------------------------------------------------------
 
     def _on_event(self, event: BoardEvent) -> None:
         loop = asyncio.get_running_loop()
+        if self._holding is not None and not isinstance(event, BoardInfo):
+            if isinstance(event, StoredChange | StoredMarker | StoredClockTime):
+                self._stored.append(event)
+                loop.call_soon(self._memory_read.set)  # after the rest of this message
+            else:
+                self._holding.append(event)
+            return
         if isinstance(event, BoardInfo):
             merged = merge_info(self._board_info, event)
             changed = dataclasses.replace(merged, at=0.0) != dataclasses.replace(
@@ -271,6 +335,7 @@ class TableDaemon:
 
     def _save_game(self) -> None:
         snap = self.arbiter.snapshot()
+        side = self.arbiter.white_side
         saved = SavedGame(
             id=self.game_id,
             start_fen=snap.start_fen,
@@ -278,6 +343,7 @@ class TableDaemon:
             rules=self.options.rules,
             result=None if snap.result is None else snap.result.result,
             assignment=self.assignment,
+            clock_white_side=None if side is None else side.value,
         )
         self.outbox.put(GAME_KEY, msgspec.json.encode(saved))
 
@@ -295,7 +361,11 @@ class TableDaemon:
                 self.assignment = saved.assignment
                 if saved.result is None:
                     log.info("resuming game %s at ply %d", saved.id, board.ply())
-                    return saved.id, Arbiter(self._engine_config, board)
+                    config = self._engine_config
+                    if config.white_side is None and saved.clock_white_side is not None:
+                        side = ClockSide(saved.clock_white_side)
+                        config = dataclasses.replace(config, white_side=side)
+                    return saved.id, Arbiter(config, board)
         return new_game_id(self.options.table), Arbiter(self._engine_config)
 
     # -- arbiter commands ---------------------------------------------------------------------

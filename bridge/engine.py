@@ -61,7 +61,7 @@ from typing import Final, assert_never
 
 import chess
 
-from bridge import judge, positions, rules
+from bridge import judge, memory, positions, rules
 from bridge.facts import (
     AlertRaised,
     ClockChanged,
@@ -99,6 +99,9 @@ faster than a square per scan; a piece that is still on the square after more th
 scans has been let go. Shorter risks phantom moves on a slow slide; longer only delays moves that
 the clock press completes anyway. Bluetooth boards scan at half speed: use 0.8 s there.
 """
+
+REPLAY_STEP: Final = 0.3
+"""Engine time between replayed stored changes: slower than flicker, quicker than the dwell."""
 
 DEFAULT_FLICKER: Final = 0.15
 """A square that reads empty and then its piece again within this many seconds flickered.
@@ -209,6 +212,7 @@ class Arbiter:
         self._awaiting_press: chess.Color | None = None
         self._last_change = 0.0
         self._still_reported = False
+        self._replaying = False
 
     def feed(self, event: BoardEvent, now: float) -> list[Fact]:
         """Take one physical event; return the facts it establishes."""
@@ -296,6 +300,36 @@ class Arbiter:
             black=reading.right if white_left else reading.left,
             running=running,
         )
+
+    def recover(
+        self, stored: list[BoardEvent], snapshot: BoardSnapshot | None, now: float
+    ) -> list[Fact]:
+        """Moves made while nobody listened, read from the board's memory, then its full board.
+
+        ``stored`` is the board's log (the codec's ``Stored*`` events). The changes made after
+        the board last looked as the engine last saw it are replayed in order, ``REPLAY_STEP``
+        apart in engine time, so touches, releases and Article 4 are judged as if live; the moves
+        they make are recorded as reconstructed. Then ``snapshot`` is taken as the truth (up to
+        two more plies may be read off it). Without a usable log, only the snapshot is used.
+        """
+        seen = self._physical[::-1] if self.rotated else list(self._physical)
+        changes = memory.changes_since(stored, seen) or []
+        facts: list[Fact] = []
+        self._replaying = True
+        try:
+            t = now
+            for square, piece in changes:
+                t += REPLAY_STEP
+                facts.extend(self._on_square(self._frame(square), piece, t, now))
+            cand = self._candidate
+            if cand is not None:
+                self._candidate = None
+                facts.extend(self._record(cand, CompletedBy.RECONSTRUCTED, now))
+        finally:
+            self._replaying = False
+        if snapshot is not None:
+            facts.extend(self._on_snapshot(snapshot, now))
+        return facts
 
     def set_result(self, result: str, reason: str, article: str, now: float) -> GameEnded:
         """End the game (an arbiter's decision, a resignation, an agreed draw)."""
@@ -562,6 +596,8 @@ class Arbiter:
             self._game = superseded.game
         move = cand.move
         color = self.board.turn
+        if self._replaying:
+            by = CompletedBy.RECONSTRUCTED
         alerts = self._judge_move(move, superseded, now)
         changes = positions.move_changes(self.board, move)
         self._prev = _Previous(list(self._game), tuple(sq for sq, _ in changes), move)
@@ -830,8 +866,12 @@ class Arbiter:
                 facts.append(ClockChanged(state="disconnected", clock=None, at=reading.at))
             return facts
         was_connected = prev is not None and prev.connected
-        if self._white_side is None and reading.running and not self.board.move_stack:
-            self._white_side = reading.lever_high
+        if self._white_side is None and reading.running:
+            # The running clock is the player's having the move: White's before move 1 (6.5),
+            # and on a game resumed after a restart, whoever is to move.
+            side = reading.lever_high
+            other = ClockSide.LEFT if side is ClockSide.RIGHT else ClockSide.RIGHT
+            self._white_side = side if self.board.turn == chess.WHITE else other
         if was_connected and prev is not None and reading.lever_high != prev.lever_high:
             facts.extend(self._on_press(prev.lever_high, reading, now))
         elif not was_connected or (prev is not None and prev.running != reading.running):

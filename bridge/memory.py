@@ -1,0 +1,57 @@
+"""What a board stored while nobody listened: the changes since the host last saw it.
+
+A DGT board keeps a cyclic log of every square change in its EEPROM while it is powered
+(board-protocols.md §1.11). Each change says what a square holds *now*, not what it held, so
+the log can only be read forward from a point where the whole board is known: the power-up
+marker, after which the board lists every piece. Replaying forward from there gives the board
+after every change; the last time it equals the board the host last saw is where the host lost
+track, and every change after it is new. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import chess
+
+from drivers.events import BoardEvent, StoredChange, StoredMarker, StoredTag
+
+Change = tuple[chess.Square, chess.Piece | None]
+
+_FULL_LISTING = frozenset({StoredTag.POWER_UP, StoredTag.START_GAME})
+
+
+def changes_since(
+    stored: Sequence[BoardEvent], last_seen: Sequence[chess.Piece | None]
+) -> list[Change] | None:
+    """The stored changes made after the board last looked like ``last_seen`` (board frame).
+
+    ``stored`` is the board's log as the codec reports it, oldest first. ``None`` when the log
+    has no full listing to start from, or never shows ``last_seen`` after it: the caller then
+    falls back on the full board alone.
+    """
+    start = None
+    for i, event in enumerate(stored):
+        if isinstance(event, StoredMarker) and event.tag in _FULL_LISTING:
+            start = i
+    if start is None:
+        return None
+    board: list[chess.Piece | None] = [None] * 64
+    changes: list[Change] = []
+    target = list(last_seen)
+    synced: int | None = None
+    for event in stored[start + 1 :]:
+        if isinstance(event, StoredMarker) and event.tag in _FULL_LISTING:
+            board = [None] * 64  # a new power-up: the board lists its pieces again
+            changes.clear()
+            synced = None
+            continue
+        if not isinstance(event, StoredChange) or board[event.square] == event.piece:
+            continue
+        board[event.square] = event.piece
+        changes.append((event.square, event.piece))
+        if board == target:
+            synced = len(changes)
+    if synced is None:
+        return None
+    return changes[synced:]
