@@ -211,7 +211,9 @@ class TableDaemon:
             if read_memory:
                 await link.send(codec.ee_moves())
                 memory = asyncio.create_task(self._memory_read.wait())
-                await asyncio.wait({reader, memory}, timeout=MEMORY_TIMEOUT)
+                await asyncio.wait(
+                    {reader, memory}, timeout=MEMORY_TIMEOUT, return_when=asyncio.FIRST_COMPLETED
+                )
                 memory.cancel()
             self._release()
             await reader

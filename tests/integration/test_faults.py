@@ -419,12 +419,6 @@ async def test_a_daemon_killed_mid_game_resumes_the_same_game_in_a_new_epoch(
     assert [r["data"]["reason"] for r in unique(result)] == ["checkmate"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="after a restart the engine takes the first clock press for White's (the clock side "
-    "of White is neither saved with the game nor inferred on resume): Black's press becomes "
-    "White's 'press without a move', an illegal move",
-)
 async def test_after_a_restart_black_pressing_first_is_black(
     mosquitto: Mosquitto, mqtt_subscribe: Subscribe, table_id: str, tmp_path: Path
 ) -> None:
