@@ -17,42 +17,17 @@ from bridge.facts import (
     TouchReported,
 )
 from drivers.events import BoardSnapshot, ClockReading, ClockSide
+from tests.table import HandFed
 
 DWELL = 0.4
 
 
-class Table:
-    """An arbiter fed by hand, with a clock of its own time."""
+class Table(HandFed):
+    """An arbiter fed by hand, with no clock."""
 
     def __init__(self, fen: str = chess.STARTING_FEN) -> None:
         self.board = chess.Board(fen)
-        self.arbiter = Arbiter(EngineConfig(dwell=DWELL), self.board)
-        self.now = 100.0
-        self.facts: list[Fact] = []
-
-    def do(self, seq: list[Step], interval: float = 0.05) -> list[Fact]:
-        """Perform ``seq`` with ``interval`` between steps, firing timers as time passes."""
-        out: list[Fact] = []
-        for event in to_events(seq, self.now, interval):
-            out.extend(self._advance_to(event.at))
-            out.extend(self.arbiter.feed(event, event.at))
-        self.now += len(seq) * interval
-        self.facts.extend(out)
-        return out
-
-    def wait(self, seconds: float) -> list[Fact]:
-        out = self._advance_to(self.now + seconds)
-        self.now += seconds
-        self.facts.extend(out)
-        return out
-
-    def _advance_to(self, t: float) -> list[Fact]:
-        out: list[Fact] = []
-        deadline = self.arbiter.next_deadline()
-        while deadline is not None and deadline <= t:
-            out.extend(self.arbiter.handle_timer(deadline))
-            deadline = self.arbiter.next_deadline()
-        return out
+        super().__init__(Arbiter(EngineConfig(dwell=DWELL), self.board))
 
     def play(self, move: chess.Move, style: Style = Style.PLAIN) -> list[MovePlayed]:
         seq = steps(self.board, move, style)

@@ -6,7 +6,7 @@ import chess
 import pytest
 
 from bridge import rules
-from bridge.choreography import Lift, Place, Step, steps, to_events
+from bridge.choreography import Lift, Place, Step, steps
 from bridge.engine import Arbiter, EngineConfig
 from bridge.facts import (
     AlertRaised,
@@ -18,12 +18,13 @@ from bridge.facts import (
     TouchReported,
 )
 from drivers.events import BoardSnapshot, ClockReading, ClockSide
+from tests.table import HandFed
 
 WHITE_SIDE = ClockSide.RIGHT
 P = chess.Piece.from_symbol
 
 
-class Table:
+class Table(HandFed):
     """An arbiter fed by hand, with a DGT-like clock (White on the right) and its own time."""
 
     def __init__(
@@ -31,9 +32,7 @@ class Table:
     ) -> None:
         self.board = chess.Board(fen)
         config = EngineConfig(rules=rules.edition(rules_label), white_side=WHITE_SIDE)
-        self.arbiter = Arbiter(config, self.board)
-        self.now = 100.0
-        self.facts: list[Fact] = []
+        super().__init__(Arbiter(config, self.board))
         self.times = {ClockSide.LEFT: 300, ClockSide.RIGHT: 300}
         self.high: ClockSide = WHITE_SIDE if self.board.turn == chess.WHITE else ClockSide.LEFT
         if clock:
@@ -69,27 +68,7 @@ class Table:
         return self._reading(left_flag=side is ClockSide.LEFT, right_flag=side is ClockSide.RIGHT)
 
     def do(self, seq: list[Step], interval: float = 0.3) -> list[Fact]:
-        out: list[Fact] = []
-        for event in to_events(seq, self.now, interval):
-            out.extend(self._advance_to(event.at))
-            out.extend(self.arbiter.feed(event, event.at))
-        self.now += len(seq) * interval
-        self.facts.extend(out)
-        return out
-
-    def wait(self, seconds: float) -> list[Fact]:
-        out = self._advance_to(self.now + seconds)
-        self.now += seconds
-        self.facts.extend(out)
-        return out
-
-    def _advance_to(self, t: float) -> list[Fact]:
-        out: list[Fact] = []
-        deadline = self.arbiter.next_deadline()
-        while deadline is not None and deadline <= t:
-            out.extend(self.arbiter.handle_timer(deadline))
-            deadline = self.arbiter.next_deadline()
-        return out
+        return super().do(seq, interval)
 
     def play(self, san: str, *, press: bool = True) -> list[Fact]:
         move = self.board.parse_san(san)
