@@ -267,3 +267,31 @@ async def test_systemd_notify_ready_watchdog_and_stopping(
     finally:
         sock.close()
     assert any("STATUS=board connected" in m for m in messages)
+
+
+async def test_chessbridge_emulate_prints_a_path_a_dgt_host_can_open() -> None:
+    import serial  # the host side, as any DGT software would open it
+
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bridge",
+        "emulate",
+        "dgt",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert proc.stdout is not None
+        path = (await asyncio.wait_for(proc.stdout.readline(), 15)).decode().strip()
+        port = serial.Serial(path, 9600, timeout=5)
+        try:
+            port.write(bytes([0x4D]))  # DGT_SEND_VERSION
+            reply = await asyncio.to_thread(port.read, 5)
+        finally:
+            port.close()
+        assert reply[0] == 0x93  # DGT_MSG_VERSION
+        assert reply[1:3] == bytes([0, 5])
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert await asyncio.wait_for(proc.wait(), 10) == 0
