@@ -1,0 +1,241 @@
+"""Resident memory of ``chessbridge run`` after a whole game, and its time from start to online.
+
+* Memory: one daemon reads an emulated DGT board while Morphy's Opera Game is played on it by
+  hand (lifts, places, clock presses); when the result is out, ``VmRSS`` and ``VmHWM`` are read
+  from ``/proc/<pid>/status``.
+* Start → online: the time from spawning ``chessbridge run`` (new table, new state directory)
+  to an aiomqtt subscriber in this process holding the retained ``status`` = ``online`` from a
+  local broker; the median of ``--starts`` starts. This includes the interpreter start, the
+  imports, opening the board (the emulator answers at once) and the MQTT connection.
+* For comparison, the same figures for a bare interpreter (``python -c pass``: spawn to exit,
+  peak RSS) and for importing the daemon's modules only.
+
+Figures only: this program asserts nothing about time or memory.
+
+    python -m bench.daemon_bench [--starts N] [--speed X] [--broker URL]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import platform
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Final
+
+import aiomqtt
+import chess
+
+from bench.latency_bench import (
+    daemon_command,
+    mosquitto_version,
+    private_broker,
+    running_daemon,
+    split_url,
+)
+from bridge.choreography import Style
+from bridge.demo import OPERA_GAME, perform, press_side
+from drivers.dgt.emulator import DgtEmulator
+
+TIMEOUT: Final = 15.0
+RSS_TARGET_MB: Final = 45.0
+ONLINE_TARGET_S: Final = 1.0
+
+
+def proc_status(pid: int) -> dict[str, int]:
+    """The ``kB`` fields of ``/proc/<pid>/status`` (VmRSS, VmHWM, RssAnon, RssFile...)."""
+    out: dict[str, int] = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        match = re.fullmatch(r"(\w+):\s+(\d+) kB", line)
+        if match:
+            out[match.group(1)] = int(match.group(2))
+    return out
+
+
+class Statuses:
+    """Arrival time of the first retained ``online`` of each table."""
+
+    def __init__(self) -> None:
+        self.online: dict[str, float] = {}
+        self.results: set[str] = set()
+        self._changed = asyncio.Event()
+
+    async def collect(self, client: aiomqtt.Client) -> None:
+        loop = asyncio.get_running_loop()
+        async for message in client.messages:
+            at = loop.time()
+            table, suffix = message.topic.value.split("/", 4)[3:]
+            if suffix == "status" and b'"state":"online"' in message.payload:
+                self.online.setdefault(table, at)
+            elif suffix == "event/result":
+                self.results.add(table)
+            self._changed.set()
+
+    async def wait(self, table: str, *, result: bool = False) -> float:
+        async with asyncio.timeout(TIMEOUT):
+            while table not in self.online or (result and table not in self.results):
+                self._changed.clear()
+                await self._changed.wait()
+        return self.online[table]
+
+
+async def whole_game_memory(
+    statuses: Statuses, broker: str, tmp: Path, speed: float
+) -> dict[str, int]:
+    """Play the Opera Game against one daemon; its /proc status at the end."""
+    table = f"bench{uuid.uuid4().hex[:8]}"
+    rng = random.Random(1858)
+    async with (
+        DgtEmulator(speed=speed) as emu,
+        running_daemon(f"dgt:{emu.path}", table, broker, tmp / table) as proc,
+    ):
+        await statuses.wait(table)
+        emu.set_clock(300, 300, running=press_side(chess.WHITE))
+        board = chess.Board()
+        for san in OPERA_GAME.moves.split():
+            move = board.parse_san(san)
+            await perform(emu, board, move, rng.choice(list(Style)), rng, speed)
+            mover = board.turn
+            board.push(move)
+            if not board.is_game_over():
+                await emu.press(press_side(mover))
+            await asyncio.sleep(0.4 / speed)
+        await statuses.wait(table, result=True)
+        await asyncio.sleep(0.5)  # the last payloads drained
+        return proc_status(proc.pid)
+
+
+async def start_to_online(statuses: Statuses, broker: str, tmp: Path) -> float:
+    """Seconds from spawning the daemon to holding its retained ``online``."""
+    table = f"bench{uuid.uuid4().hex[:8]}"
+    async with DgtEmulator() as emu:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        async with running_daemon(f"dgt:{emu.path}", table, broker, tmp / table):
+            online = await statuses.wait(table)
+    return online - started
+
+
+def spawn_to_exit(argv: list[str], runs: int) -> float:
+    """Median seconds from spawning ``argv`` to its exit."""
+    times: list[float] = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run(argv, check=True)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def peak_rss_kb(code: str) -> int:
+    """VmHWM (kB) of a fresh interpreter that runs ``code``, read by itself at the end.
+
+    Read from inside: a parent's ``ru_maxrss`` of the child also counts the pages the child
+    shared with the parent between fork and exec."""
+    report = "print(open('/proc/self/status').read())"
+    out = subprocess.run(
+        [sys.executable, "-c", f"{code}\n{report}"], capture_output=True, text=True, check=True
+    ).stdout
+    match = re.search(r"^VmHWM:\s+(\d+) kB$", out, re.MULTILINE)
+    if match is None:
+        raise SystemExit("no VmHWM in /proc/self/status")
+    return int(match.group(1))
+
+
+def import_tree(min_ms: float = 10.0, depth: int = 4) -> list[tuple[int, str, float]]:
+    """``import bridge.__main__`` as a tree: (depth, module, cumulative ms) of the modules
+    taking at least ``min_ms``, down to ``depth`` levels, in import order."""
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import bridge.__main__"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    rows: list[tuple[int, str, float]] = []
+    for line in result.stderr.splitlines():
+        match = re.fullmatch(r"import time:\s+\d+ \|\s+(\d+) \|( *)(\S+)", line)
+        if match is None:
+            continue
+        level = (len(match.group(2)) - 1) // 2
+        cumulative = int(match.group(1)) / 1000
+        if level < depth and cumulative >= min_ms:
+            rows.append((level, match.group(3), cumulative))
+    # importtime prints a module when its import ends, after its children: put parents first.
+    pending: dict[int, list[tuple[int, str, float]]] = {}
+    for row in rows:
+        children = pending.pop(row[0] + 1, [])
+        pending.setdefault(row[0], []).extend([row, *children])
+    return pending.get(0, [])
+
+
+async def run(args: argparse.Namespace, broker: str) -> None:
+    host, port = split_url(broker)
+    statuses = Statuses()
+    with tempfile.TemporaryDirectory(prefix="bench-daemon-") as directory:
+        tmp = Path(directory)
+        async with aiomqtt.Client(host, port, identifier=f"bench-{uuid.uuid4().hex[:8]}") as sub:
+            await sub.subscribe("chessbridge/1/table/+/status", qos=1)
+            await sub.subscribe("chessbridge/1/table/+/event/result", qos=1)
+            collector = asyncio.create_task(statuses.collect(sub))
+            try:
+                starts = [await start_to_online(statuses, broker, tmp) for _ in range(args.starts)]
+                memory = await whole_game_memory(statuses, broker, tmp, args.speed)
+            finally:
+                collector.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await collector
+    base_time = spawn_to_exit([sys.executable, "-c", "pass"], args.starts)
+    base_peak = peak_rss_kb("pass")
+    import_time = spawn_to_exit([sys.executable, "-c", "import bridge.__main__"], args.starts)
+    import_peak = peak_rss_kb("import bridge.__main__")
+
+    print(
+        f"chessbridge daemon bench: {platform.python_implementation()} "
+        f"{platform.python_version()}, {platform.system()} {platform.machine()}, "
+        f"{os.cpu_count()} CPUs, mosquitto {mosquitto_version()} at {broker}; "
+        f"daemon = {' '.join(Path(part).name for part in daemon_command())} run"
+    )
+    rss, hwm = memory.get("VmRSS", 0) / 1024, memory.get("VmHWM", 0) / 1024
+    anon, files = memory.get("RssAnon", 0) / 1024, memory.get("RssFile", 0) / 1024
+    print(f"{'':44}{'value':>10}{'target':>10}")
+    print(f"{'RSS after the Opera Game (VmRSS), MB':44}{rss:10.1f}{RSS_TARGET_MB:10.0f}")
+    print(f"{'  peak (VmHWM), MB':44}{hwm:10.1f}")
+    print(f"{'  of which anonymous / file-backed, MB':44}{f'{anon:.1f} / {files:.1f}':>10}")
+    median = statistics.median(starts)
+    print(
+        f"{f'start -> online, median of {len(starts)}, s':44}{median:10.3f}{ONLINE_TARGET_S:10.1f}"
+    )
+    print(f"{'  min / max, s':44}{f'{min(starts):.3f} / {max(starts):.3f}':>10}")
+    print(f"{'python -c pass: spawn -> exit, median, s':44}{base_time:10.3f}")
+    print(f"{'python -c pass: peak RSS, MB':44}{base_peak / 1024:10.1f}")
+    print(f"{'import bridge.__main__: spawn -> exit, s':44}{import_time:10.3f}")
+    print(f"{'import bridge.__main__: peak RSS, MB':44}{import_peak / 1024:10.1f}")
+    print("import bridge.__main__, modules taking 10 ms or more (cumulative, ms):")
+    for level, name, millis in import_tree():
+        print(f"  {'  ' * level}{name:{40 - 2 * level}}{millis:8.1f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--starts", type=int, default=10, help="daemon starts to time (default 10)")
+    parser.add_argument(
+        "--speed", type=float, default=8.0, help="the game is played X times faster (default 8)"
+    )
+    parser.add_argument("--broker", help="mqtt://HOST:PORT (default: a private mosquitto)")
+    args = parser.parse_args()
+    with contextlib.ExitStack() as stack:
+        broker = args.broker or stack.enter_context(private_broker())
+        asyncio.run(run(args, broker))
+
+
+if __name__ == "__main__":
+    main()
