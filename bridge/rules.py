@@ -16,8 +16,13 @@ Two editions of the FIDE Laws of Chess, each in standard, rapid and blitz play:
   move (7.5.3). An incorrect draw claim gives the opponent two minutes (9.5 b). Fivefold
   repetition and 75 moves end the game at once (9.6); a dead position ends it at once (5.2 b).
 
-Where the two texts use other numbers for the same rule, each situation below carries both.
-Pure data: no I/O.
+Article numbers of the 2018 edition are given in FIDE's dotted form (5.2.2, 9.6.1, 9.5.2); the
+extracts in the laws folder letter the same paragraphs (5.2 b, 9.6 a, 9.5 b). The 2018 numbers of
+Articles 4, 6 and 7 and Appendix A are not in the laws folder: they are those of the published
+2018 Laws (touch-move 4.3.1-4.3.3, castling rook first 4.4.2, j'adoube 4.2.1, pressing the clock
+6.2.1, displaced pieces 7.4.1, illegal moves 7.5.1/7.5.3/7.5.5, rapid and blitz A.4.2). The 1997
+full text has two readings of the quickplay penalty: the Laws (10.3: a third illegal move loses)
+and the tournament highlights (the second loses); the Laws are followed. Pure data: no I/O.
 """
 
 from __future__ import annotations
