@@ -19,6 +19,7 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Mapping
 from typing import Final, Literal
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -92,6 +93,32 @@ def with_environment(config: Config, env: Mapping[str, str]) -> Config:
     return msgspec.structs.replace(
         config, broker=msgspec.structs.replace(broker, username=username, password=password)
     )
+
+
+def parse_broker_url(url: str) -> tuple[str, int, bool]:
+    """``(host, port, tls)`` of ``mqtt://host[:port]`` or ``mqtts://host[:port]``.
+
+    Raises:
+        ValueError: another scheme, no host, a bad port, a path, or credentials in the URL
+            (they belong in the config file or the environment, never on a command line).
+    """
+    parts = urlsplit(url)
+    if parts.scheme not in ("mqtt", "mqtts"):
+        raise ValueError(f"broker URL must start with mqtt:// or mqtts://: {url!r}")
+    if parts.username is not None or parts.password is not None:
+        raise ValueError(
+            "put the broker username/password in the config or environment, not in the URL"
+        )
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ValueError(f"broker URL must be mqtt[s]://host[:port]: {url!r}")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ValueError(f"bad port in broker URL {url!r}") from None
+    if not parts.hostname:
+        raise ValueError(f"no host in broker URL {url!r}")
+    tls = parts.scheme == "mqtts"
+    return parts.hostname, port if port is not None else (8883 if tls else 1883), tls
 
 
 def check_rules(text: str) -> str:

@@ -33,13 +33,13 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Final, Literal
-from urllib.parse import urlsplit
 
 import aiomqtt
 import msgspec
 from paho.mqtt.reasoncodes import ReasonCode
 
 from bridge import payloads
+from bridge.config import parse_broker_url
 from bridge.facts import Fact
 from bridge.outbox import Outbox
 
@@ -127,7 +127,7 @@ class Publisher:
         self.published_count = 0
         """Outbox rows the broker acknowledged (status payloads not counted)."""
 
-        self._host, self._port, tls = _parse_broker(broker)
+        self._host, self._port, tls = parse_broker_url(broker)
         self.broker = f"{self._host}:{self._port}"
         """``host:port`` of the broker, for logs."""
         if not tls and (ca_file or cert_file or key_file):
@@ -420,28 +420,3 @@ class Publisher:
 
 def _code(rc: int | ReasonCode | None) -> int | None:
     return rc.value if isinstance(rc, ReasonCode) else rc
-
-
-def _parse_broker(url: str) -> tuple[str, int, bool]:
-    """``(host, port, tls)`` of a broker URL.
-
-    Raises:
-        ValueError: not ``mqtt://`` or ``mqtts://``, no host, a path, or credentials in the URL.
-    """
-    parts = urlsplit(url)
-    if parts.scheme not in ("mqtt", "mqtts"):
-        raise ValueError(f"broker URL must start with mqtt:// or mqtts://: {url!r}")
-    if parts.username is not None or parts.password is not None:
-        raise ValueError(
-            "put the broker username/password in the config or environment, not in the URL"
-        )
-    if parts.path not in ("", "/") or parts.query or parts.fragment:
-        raise ValueError(f"broker URL must be mqtt[s]://host[:port]: {url!r}")
-    tls = parts.scheme == "mqtts"
-    try:
-        port = parts.port
-    except ValueError:
-        raise ValueError(f"bad port in broker URL {url!r}") from None
-    if not parts.hostname:
-        raise ValueError(f"no host in broker URL {url!r}")
-    return parts.hostname, port if port is not None else (8883 if tls else 1883), tls

@@ -26,7 +26,6 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, TextIO
-from urllib.parse import urlsplit
 
 import aiomqtt
 import chess
@@ -34,6 +33,7 @@ import msgspec
 from paho.mqtt.reasoncodes import ReasonCode
 
 from bridge import payloads
+from bridge.config import parse_broker_url
 from bridge.payloads import (
     AlertData,
     BoardData,
@@ -588,29 +588,6 @@ def render(
 
 
 # --- the shell -------------------------------------------------------------------------------
-
-
-def parse_broker_url(url: str) -> tuple[str, int, bool]:
-    """``(host, port, tls)`` of ``mqtt://host[:port]`` or ``mqtts://host[:port]``.
-
-    Raises:
-        ValueError: another scheme, no host, a bad port, a path, or credentials in the URL.
-    """
-    parts = urlsplit(url)
-    if parts.scheme not in ("mqtt", "mqtts"):
-        raise ValueError(f"broker URL must start with mqtt:// or mqtts://: {url!r}")
-    if parts.username is not None or parts.password is not None:
-        raise ValueError("put the broker username/password in the config, not in the URL")
-    if parts.path not in ("", "/") or parts.query or parts.fragment:
-        raise ValueError(f"broker URL must be mqtt[s]://host[:port]: {url!r}")
-    try:
-        port = parts.port
-    except ValueError:
-        raise ValueError(f"bad port in broker URL {url!r}") from None
-    if not parts.hostname:
-        raise ValueError(f"no host in broker URL {url!r}")
-    tls = parts.scheme == "mqtts"
-    return parts.hostname, port if port is not None else (8883 if tls else 1883), tls
 
 
 def topic_filter(table: str | None) -> str:

@@ -7,6 +7,7 @@ import msgspec
 import pytest
 
 from bridge import payloads
+from bridge.config import parse_broker_url
 from bridge.watch import (
     PayloadError,
     TableView,
@@ -14,7 +15,6 @@ from bridge.watch import (
     format_clocks,
     format_seconds,
     move_rows,
-    parse_broker_url,
     render,
     render_table,
     topic_filter,
