@@ -231,6 +231,9 @@ def _cmd_watch(args: argparse.Namespace) -> int:
             username=config.broker.username,
             password=config.broker.password,
             stop=None,
+            ca_file=config.broker.ca_file,
+            cert_file=config.broker.cert_file,
+            key_file=config.broker.key_file,
         )
     )
     return code

@@ -625,7 +625,7 @@ class _Watcher:
         self,
         host: str,
         port: int,
-        tls: bool,
+        tls: aiomqtt.TLSParameters | None,
         topics: str,
         *,
         table: str | None,
@@ -775,7 +775,7 @@ class _Watcher:
                     password=self.password,
                     clean_session=True,
                     keepalive=_KEEPALIVE,
-                    tls_params=aiomqtt.TLSParameters() if self.tls else None,
+                    tls_params=self.tls,
                     logger=_MQTT_LOGGER,
                 )
                 async with client:
@@ -827,6 +827,9 @@ async def watch(
     stop: asyncio.Event | None,
     out: TextIO = sys.stdout,
     width: int | None = None,
+    ca_file: str | None = None,
+    cert_file: str | None = None,
+    key_file: str | None = None,
 ) -> int:
     """Show the tables live until ``stop`` is set (or Ctrl-C / cancellation); returns the exit code.
 
@@ -839,6 +842,9 @@ async def watch(
         stop: set it to end the view; ``None`` runs until cancelled.
         out: where the view goes; a non-terminal stream always gets plain lines.
         width: columns of the screen (default: the terminal's).
+        ca_file: CA bundle for ``mqtts://`` (default: the system's).
+        cert_file: client certificate for ``mqtts://``.
+        key_file: key of the client certificate.
 
     Returns:
         0 when stopped, cancelled or when ``out`` was closed; 2 for a bad broker URL or table
@@ -852,10 +858,15 @@ async def watch(
         _say(str(exc))
         return EXIT_REFUSED
     screen = not plain and _is_terminal(out)
+    tls_params = (
+        aiomqtt.TLSParameters(ca_certs=ca_file, certfile=cert_file, keyfile=key_file)
+        if tls
+        else None
+    )
     watcher = _Watcher(
         host,
         port,
-        tls,
+        tls_params,
         topics,
         table=table,
         screen=screen,
