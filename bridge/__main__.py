@@ -223,20 +223,21 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"chessbridge: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    code: int = asyncio.run(
-        watch(
+
+    async def view() -> int:
+        return await watch(
             args.broker,
             table=args.table,
             plain=args.plain,
             username=config.broker.username,
             password=config.broker.password,
-            stop=None,
+            stop=_stop_on_signals(),  # SIGTERM and Ctrl-C end the view cleanly, exit 0
             ca_file=config.broker.ca_file,
             cert_file=config.broker.cert_file,
             key_file=config.broker.key_file,
         )
-    )
-    return code
+
+    return asyncio.run(view())
 
 
 def _cmd_emulate(args: argparse.Namespace) -> int:
