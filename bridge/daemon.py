@@ -14,6 +14,7 @@ import dataclasses
 import datetime as dt
 import logging
 import random
+import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -47,6 +48,9 @@ from drivers.events import (
 log = logging.getLogger("chessbridge")
 
 GAME_KEY: Final = "game"
+
+CHECKPOINT_EVERY: Final = 10.0
+"""Seconds between outbox checkpoints (the WAL is not checkpointed inside commits)."""
 
 MEMORY_TIMEOUT: Final = 15.0
 """Seconds to wait for the board's memory (a full DGT EEPROM takes about 8 s at 9600 baud)."""
@@ -112,6 +116,7 @@ class TableDaemon:
         self._board_info = BoardInfo(at=0.0)
         self._board_error: str | None = None
         self._shown_rotated = False
+        self._game_due = False
         self._last_seq = self.outbox.last_seq
         self._timer: asyncio.TimerHandle | None = None
         self._link: DgtSerialLink | None = None
@@ -147,6 +152,7 @@ class TableDaemon:
             sdnotify.watchdog_loop(lambda: not publisher.done() and not board.done()),
             name="watchdog",
         )
+        checkpoints = asyncio.create_task(self._checkpoints(), name="checkpoints")
         try:
             done, _ = await asyncio.wait(
                 {publisher, board, stopper}, return_when=asyncio.FIRST_COMPLETED
@@ -156,7 +162,7 @@ class TableDaemon:
                     task.result()  # re-raise a crash
         finally:
             sdnotify.stopping()
-            for task in (board, stopper, watchdog):
+            for task in (board, stopper, watchdog, checkpoints):
                 task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await board
@@ -167,6 +173,15 @@ class TableDaemon:
             with contextlib.suppress(asyncio.CancelledError):
                 await publisher
             self.outbox.close()
+
+    async def _checkpoints(self) -> None:
+        """Fold the outbox's write-ahead log into its database, off the event loop."""
+        while True:
+            await asyncio.sleep(CHECKPOINT_EVERY)
+            try:
+                await asyncio.to_thread(self.outbox.checkpoint)
+            except sqlite3.Error as exc:
+                log.warning("outbox checkpoint failed (%s); will retry", exc)
 
     def _new_link(self) -> DgtSerialLink:
         link = DgtSerialLink(self.options.board.address, self._on_event)
@@ -278,12 +293,19 @@ class TableDaemon:
             if isinstance(fact, MovePlayed):
                 log.info("ply %d: %s (%s)", fact.ply, fact.san, fact.completed_by.value)
             game_changed = game_changed or not isinstance(fact, TouchReported)
-        if game_changed:
-            self._save_game()
-            self._publish_game()
+        if game_changed and not self._game_due:
+            # After the events just queued have gone to the broker: the sender task was woken
+            # before this callback, so a move does not wait for the snapshot to be built.
+            self._game_due = True
+            asyncio.get_running_loop().call_soon(self._flush_game)
         if self.arbiter.rotated != self._shown_rotated and self._board_state == "connected":
             self._publish_board()
         self._arm_timer()
+
+    def _flush_game(self) -> None:
+        self._game_due = False
+        self._save_game()
+        self._publish_game()
 
     def _arm_timer(self) -> None:
         deadline = self.arbiter.next_deadline()
@@ -450,28 +472,30 @@ def game_data(
     assignment: commands.Assignment | None = None,
 ) -> payloads.GameData:
     """The retained ``game`` payload of an engine snapshot (with the table's assignment)."""
-    board = chess.Board(snap.start_fen)
-    moves: list[payloads.MoveRecord] = []
-    for uci, san in snap.moves:
-        moves.append(
-            payloads.MoveRecord(
-                ply=board.ply() + 1, uci=uci, san=san, color=payloads.color_name(board.turn)
-            )
+    start = chess.Board(snap.start_fen)
+    first_ply, first_color = start.ply() + 1, start.turn
+    moves = tuple(
+        payloads.MoveRecord(
+            ply=first_ply + i,
+            uci=uci,
+            san=san,
+            color=payloads.color_name(first_color if i % 2 == 0 else not first_color),
         )
-        board.push_uci(uci)
+        for i, (uci, san) in enumerate(snap.moves)
+    )
     result = snap.result
     return payloads.GameData(
         id=game_id,
         fen=snap.fen,
         start_fen=snap.start_fen,
-        moves=tuple(moves),
+        moves=moves,
         clocks=payloads.clocks(snap.clock),
         turn=payloads.color_name(snap.turn),
         alerts=tuple(payloads.alert_data(alert) for alert in snap.alerts),
         result=None if result is None else result.result,
         reason=None if result is None else result.reason,
         article=None if result is None else result.article,
-        claimable=(),
+        claimable=snap.claimable,
         rules=rules,
         last_seq=last_seq,
         players=None if assignment is None else assignment.players(),

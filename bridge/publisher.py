@@ -30,6 +30,7 @@ import contextlib
 import logging
 import random
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Final, Literal
@@ -70,6 +71,8 @@ _REFUSED_CREDENTIALS: Final = frozenset({4, 5, 134, 135})
 
 _MAX_QUEUED_REQUESTS: Final = 100
 _BATCH: Final = 100
+_IN_FLIGHT: Final = 16
+"""QoS 1 publishes sent before the oldest is acknowledged (paho queues past its own limit)."""
 
 
 class Publisher:
@@ -341,10 +344,28 @@ class Publisher:
                     return
                 await self._wake.wait()
                 continue
-            for row in rows:
-                await client.publish(row.topic, row.payload, qos=1, retain=row.retain)
-                self._outbox.ack(row.seq)
-                self.published_count += 1
+            # Several QoS 1 publishes in flight at once (the broker keeps their order): a move
+            # does not wait for the PUBACK of the touch before it. Rows are deleted in seq
+            # order, each only after its own PUBACK; a broken connection leaves the rest stored.
+            inflight: deque[tuple[int, asyncio.Task[None]]] = deque()
+            try:
+                for row in rows:
+                    publish = client.publish(row.topic, row.payload, qos=1, retain=row.retain)
+                    inflight.append((row.seq, asyncio.ensure_future(publish)))
+                    if len(inflight) >= _IN_FLIGHT:
+                        await self._acked(inflight)
+                while inflight:
+                    await self._acked(inflight)
+            finally:
+                for _, task in inflight:
+                    task.cancel()
+
+    async def _acked(self, inflight: deque[tuple[int, asyncio.Task[None]]]) -> None:
+        seq, task = inflight[0]
+        await task
+        inflight.popleft()
+        self._outbox.ack(seq)
+        self.published_count += 1
 
     async def _receive(self, client: aiomqtt.Client) -> None:
         """Queue each request for the handler; raises MqttError when the connection drops."""
