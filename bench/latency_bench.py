@@ -484,7 +484,7 @@ def report(samples: Samples, args: argparse.Namespace, broker: str) -> None:
     if len(samples.bare) >= 2 and len(samples.release) >= 2:
         ratio = quantiles(samples.release)[2] / quantiles(samples.bare)[2]
         print(f"p99 unambiguous move / p99 bare MQTT = {ratio:.2f} (target: at most 3)")
-    print("unambiguous moves by game phase (the daemon's work per move grows with the game):")
+    print("unambiguous moves by game phase (plies):")
     for low, high in PHASES:
         phase = [
             v
