@@ -49,6 +49,9 @@ log = logging.getLogger("chessbridge")
 
 GAME_KEY: Final = "game"
 
+GAME_DELAY: Final = 0.02
+"""Seconds the retained ``game`` waits after the events that changed it (they go first)."""
+
 CHECKPOINT_EVERY: Final = 10.0
 """Seconds between outbox checkpoints (the WAL is not checkpointed inside commits)."""
 
@@ -162,6 +165,7 @@ class TableDaemon:
                     task.result()  # re-raise a crash
         finally:
             sdnotify.stopping()
+            self._flush_game()
             for task in (board, stopper, watchdog, checkpoints):
                 task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -293,19 +297,23 @@ class TableDaemon:
             if isinstance(fact, MovePlayed):
                 log.info("ply %d: %s (%s)", fact.ply, fact.san, fact.completed_by.value)
             game_changed = game_changed or not isinstance(fact, TouchReported)
-        if game_changed and not self._game_due:
-            # After the events just queued have gone to the broker: the sender task was woken
-            # before this callback, so a move does not wait for the snapshot to be built.
-            self._game_due = True
-            asyncio.get_running_loop().call_soon(self._flush_game)
+        if game_changed:
+            # Saved at once, a commit after the move's: a crash between the two would replay
+            # the move's event and reconstruct the move again under a new seq.
+            self._save_game()
+            if not self._game_due:
+                # The retained snapshot can wait a moment: the events just queued go to the
+                # broker first (the sender needs two loop passes to start a publish).
+                self._game_due = True
+                asyncio.get_running_loop().call_later(GAME_DELAY, self._flush_game)
         if self.arbiter.rotated != self._shown_rotated and self._board_state == "connected":
             self._publish_board()
         self._arm_timer()
 
     def _flush_game(self) -> None:
-        self._game_due = False
-        self._save_game()
-        self._publish_game()
+        if self._game_due:
+            self._game_due = False
+            self._publish_game()
 
     def _arm_timer(self) -> None:
         deadline = self.arbiter.next_deadline()
