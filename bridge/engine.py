@@ -556,18 +556,18 @@ class Arbiter:
         """Another legal move from the position before the last one that explains the board."""
         prev = self._prev
         assert prev is not None
-        # Only the last mover revises: nothing of the side to move is put anywhere, and some
-        # square involves a piece of the last mover (cheap filters before any legality check).
+        # Only the last mover revises: nothing of the side to move is put anywhere, and a piece
+        # of the last mover stands somewhere new (every move puts a piece down: a lift alone,
+        # such as a victim taken off, is never a revision). Cheap filters before any legality.
         mover = not self.board.turn
-        involved = False
+        placed_any = False
         for sq in self._diff:
-            placed, stood = self._physical[sq], self._game[sq]
-            if placed is not None and placed.color != mover:
-                return None
-            involved = (
-                involved or placed is not None or (stood is not None and stood.color == mover)
-            )
-        if not involved:
+            placed = self._physical[sq]
+            if placed is not None:
+                if placed.color != mover:
+                    return None
+                placed_any = True
+        if not placed_any:
             return None
         squares = self._diff.union(prev.changed)
         diff = {sq for sq in squares if self._physical[sq] != prev.game[sq]}
