@@ -7,7 +7,6 @@ a person makes a move). Pure: no I/O; the caller performs the steps on a board o
 from __future__ import annotations
 
 import enum
-import random
 from dataclasses import dataclass
 
 import chess
@@ -73,11 +72,6 @@ def steps(board: chess.Board, move: chess.Move, style: Style = Style.PLAIN) -> l
         # En passant: the victim is not on the target square; it goes last, as people do.
         out.append(Lift(victim_square))
     return out
-
-
-def random_style(rng: random.Random) -> Style:
-    """Any style, chosen by ``rng``."""
-    return rng.choice(list(Style))
 
 
 def _castling(board: chess.Board, move: chess.Move, king: chess.Piece) -> list[Step]:

@@ -54,8 +54,6 @@ MAX_REPLAY: Final = 10_000
 MAX_CLOCK_SECONDS: Final = 9 * 3600 + 59 * 60 + 59
 """The longest time a chess clock display shows (9:59:59)."""
 
-RESULTS: Final = ("1-0", "0-1", "1/2-1/2")
-
 COMMAND_NAME: Final = re.compile(r"[a-z][a-z0-9_]{0,31}")
 """A command name that is safe as the last level of the response topic."""
 
