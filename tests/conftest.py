@@ -311,13 +311,17 @@ SUBSCRIBER_LOGGER = logging.getLogger("tests.mqtt")
 SUBSCRIBER_LOGGER.addFilter(_BrokerGoneIsAWarning())
 
 
-class Subscription:
-    """Messages received by one aiomqtt subscriber, in arrival order."""
+class Received:
+    """Messages received by a subscriber, in arrival order, and a way to wait for some."""
 
-    def __init__(self, client: aiomqtt.Client) -> None:
-        self.client = client
+    def __init__(self) -> None:
         self.messages: list[aiomqtt.Message] = []
         self._changed = asyncio.Event()
+
+    def received(self, message: aiomqtt.Message) -> None:
+        """Record one message and wake the waiters."""
+        self.messages.append(message)
+        self._changed.set()
 
     async def wait_for(
         self, predicate: Callable[[list[aiomqtt.Message]], bool], within: float = 5.0
@@ -337,11 +341,18 @@ class Subscription:
         """Messages whose topic ends with ``/suffix``."""
         return [m for m in self.messages if m.topic.value.endswith("/" + suffix)]
 
+
+class Subscription(Received):
+    """Messages received by one aiomqtt subscriber, in arrival order."""
+
+    def __init__(self, client: aiomqtt.Client) -> None:
+        super().__init__()
+        self.client = client
+
     async def _collect(self) -> None:
         with contextlib.suppress(aiomqtt.MqttError):
             async for message in self.client.messages:
-                self.messages.append(message)
-                self._changed.set()
+                self.received(message)
 
 
 class Subscribe(Protocol):

@@ -29,12 +29,9 @@ SPEED = 8.0
 """The game is played this many times faster than people play (clock included)."""
 
 
-@contextlib.asynccontextmanager
-async def daemon(
-    board: str, table: str, broker: str, state_dir: Path, *extra: str
-) -> AsyncIterator[asyncio.subprocess.Process]:
-    """``chessbridge run`` as a subprocess; stopped with SIGTERM on exit."""
-    proc = await asyncio.create_subprocess_exec(
+def run_argv(board: str, table: str, broker: str, state_dir: Path, *extra: str) -> list[str]:
+    """The command line of ``chessbridge run``, as this interpreter runs it."""
+    return [
         sys.executable,
         "-m",
         "bridge",
@@ -48,6 +45,16 @@ async def daemon(
         "--state-dir",
         str(state_dir),
         *extra,
+    ]
+
+
+@contextlib.asynccontextmanager
+async def daemon(
+    board: str, table: str, broker: str, state_dir: Path, *extra: str
+) -> AsyncIterator[asyncio.subprocess.Process]:
+    """``chessbridge run`` as a subprocess; stopped with SIGTERM on exit."""
+    proc = await asyncio.create_subprocess_exec(
+        *run_argv(board, table, broker, state_dir, *extra),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -244,18 +251,7 @@ async def test_systemd_notify_ready_watchdog_and_stopping(
     try:
         async with DgtEmulator(speed=SPEED) as emu:
             proc = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "bridge",
-                "run",
-                "--board",
-                f"dgt:{emu.path}",
-                "--table",
-                table_id,
-                "--broker",
-                mosquitto.url,
-                "--state-dir",
-                str(tmp_path / "state"),
+                *run_argv(f"dgt:{emu.path}", table_id, mosquitto.url, tmp_path / "state"),
                 env=env,
                 stderr=asyncio.subprocess.DEVNULL,
             )

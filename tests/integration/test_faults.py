@@ -17,7 +17,6 @@ import contextlib
 import json
 import random
 import signal
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final, Protocol
@@ -29,7 +28,14 @@ import pytest
 from bridge.choreography import Lift, Style, steps
 from bridge.demo import OPERA_GAME, press_side
 from drivers.dgt.emulator import DgtEmulator
-from tests.conftest import SUBSCRIBER_LOGGER, Mosquitto, MosquittoFactory, Subscribe
+from tests.conftest import (
+    SUBSCRIBER_LOGGER,
+    Mosquitto,
+    MosquittoFactory,
+    Received,
+    Subscribe,
+)
+from tests.integration.test_end_to_end import run_argv
 
 pytestmark = [pytest.mark.pty, pytest.mark.mosquitto]
 
@@ -51,20 +57,7 @@ class Daemon:
     """``chessbridge run`` as a subprocess, its log in a file; can be killed and started again."""
 
     def __init__(self, board: str, table: str, broker: str, state_dir: Path) -> None:
-        self.args = [
-            sys.executable,
-            "-m",
-            "bridge",
-            "run",
-            "--board",
-            board,
-            "--table",
-            table,
-            "--broker",
-            broker,
-            "--state-dir",
-            str(state_dir),
-        ]
+        self.args = run_argv(board, table, broker, state_dir)
         self.log_path = state_dir.with_name(state_dir.name + ".log")
         self.proc: asyncio.subprocess.Process | None = None
 
@@ -258,31 +251,17 @@ def start_clock(emu: DgtEmulator) -> None:
 # --- (a) the broker stops in the middle of a game ---------------------------------------------
 
 
-class PersistentSubscriber:
+class PersistentSubscriber(Received):
     """A consumer with a persistent session (clean_session False, fixed client id) that
     reconnects on its own while the broker is away, as a real consumer does."""
 
     def __init__(self, broker: Mosquitto, topic_filter: str, identifier: str) -> None:
+        super().__init__()
         self.broker = broker
         self.topic_filter = topic_filter
         self.identifier = identifier
-        self.messages: list[aiomqtt.Message] = []
         self.connections = 0
-        self._changed = asyncio.Event()
         self._subscribed = asyncio.Event()
-
-    async def wait_for(
-        self, predicate: Callable[[list[aiomqtt.Message]], bool], within: float = 5.0
-    ) -> list[aiomqtt.Message]:
-        try:
-            async with asyncio.timeout(within):
-                while not predicate(self.messages):
-                    self._changed.clear()
-                    await self._changed.wait()
-        except TimeoutError:
-            seen = [(m.topic.value, m.payload) for m in self.messages]
-            pytest.fail(f"timed out after {within} s; received: {seen}")
-        return self.messages
 
     async def _run(self) -> None:
         while True:
@@ -301,8 +280,7 @@ class PersistentSubscriber:
                         await client.subscribe(self.topic_filter, qos=1)
                         self._subscribed.set()
                     async for message in client.messages:
-                        self.messages.append(message)
-                        self._changed.set()
+                        self.received(message)
             except aiomqtt.MqttError:
                 await asyncio.sleep(0.1)
 
