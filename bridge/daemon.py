@@ -366,14 +366,14 @@ class TableDaemon:
         )
 
     def _save_game(self) -> None:
-        snap = self.arbiter.snapshot()
-        side = self.arbiter.white_side
+        arbiter = self.arbiter
+        side = arbiter.white_side
         saved = SavedGame(
             id=self.game_id,
-            start_fen=snap.start_fen,
-            moves=[uci for uci, _ in snap.moves],
+            start_fen=arbiter.start_fen,
+            moves=[move.uci() for move in arbiter.board.move_stack],
             rules=self.options.rules,
-            result=None if snap.result is None else snap.result.result,
+            result=None if arbiter.result is None else arbiter.result.result,
             assignment=self.assignment,
             clock_white_side=None if side is None else side.value,
         )
