@@ -43,8 +43,8 @@ from bench.latency_bench import (
     running_daemon,
     split_url,
 )
-from bridge.choreography import Style
-from bridge.demo import OPERA_GAME, perform, press_side
+from bridge.demo.run import OPERA_GAME, perform, press_side
+from drivers.choreography import Style
 from drivers.dgt.emulator import DgtEmulator
 
 TIMEOUT: Final = 15.0

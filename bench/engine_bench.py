@@ -22,9 +22,9 @@ import time
 
 import chess
 
-from bridge.choreography import Style, steps, to_events
-from bridge.engine import Arbiter, EngineConfig
-from bridge.facts import MovePlayed
+from bridge.arbiter.engine import Arbiter, EngineConfig
+from bridge.arbiter.facts import MovePlayed
+from drivers.choreography import Style, steps, to_events
 from drivers.events import ClockReading, ClockSide, SquareEmptied, SquareOccupied
 
 Event = SquareEmptied | SquareOccupied | ClockReading

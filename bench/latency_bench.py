@@ -45,8 +45,8 @@ import aiomqtt
 import chess
 import msgspec
 
-from bridge.choreography import Lift, Place, Step, steps
-from bridge.positions import is_ambiguous
+from bridge.arbiter.positions import is_ambiguous
+from drivers.choreography import Lift, Place, Step, steps
 from drivers.dgt.emulator import DgtEmulator
 
 WHITE_SIDE: Final = "right"

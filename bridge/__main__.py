@@ -13,9 +13,16 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bridge import __version__
-from bridge.config import DEFAULT_RULES, Config, ConfigError, check_rules, decode, with_environment
-from bridge.daemon import DaemonOptions, TableDaemon
-from bridge.outbox import OutboxLockedError
+from bridge.mqtt.outbox import OutboxLockedError
+from bridge.table.daemon import DaemonOptions, TableDaemon
+from bridge.wire.config import (
+    DEFAULT_RULES,
+    Config,
+    ConfigError,
+    check_rules,
+    decode,
+    with_environment,
+)
 from drivers import parse_board_uri
 from drivers.errors import LinkError
 
@@ -206,7 +213,7 @@ def _default_state_dir(table: str) -> Path:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from bridge.demo import run_demo
+    from bridge.demo.run import run_demo
 
     if args.speed <= 0:
         print("chessbridge: --speed must be positive", file=sys.stderr)
@@ -216,7 +223,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_watch(args: argparse.Namespace) -> int:
-    from bridge.watch import watch
+    from bridge.views.shell import watch
 
     try:
         config = _load_config(args.config)

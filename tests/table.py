@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from bridge.choreography import Step, to_events
-from bridge.engine import Arbiter
-from bridge.facts import Fact
+from bridge.arbiter.engine import Arbiter
+from bridge.arbiter.facts import Fact
+from drivers.choreography import Step, to_events
 
 
 class HandFed:

@@ -10,8 +10,8 @@ from typing import Any
 import chess
 import pytest
 
-from bridge.choreography import Style
-from bridge.demo import perform
+from bridge.demo.run import perform
+from drivers.choreography import Style
 from drivers.dgt.emulator import DgtEmulator
 from tests.conftest import Mosquitto, Subscribe, Subscription
 from tests.integration.test_end_to_end import daemon

@@ -18,8 +18,8 @@ from typing import Any
 import chess
 import pytest
 
-from bridge.choreography import Style
-from bridge.demo import OPERA_GAME, perform, press_side
+from bridge.demo.run import OPERA_GAME, perform, press_side
+from drivers.choreography import Style
 from drivers.dgt.emulator import DgtEmulator
 from tests.conftest import Mosquitto, Subscribe, Subscription
 

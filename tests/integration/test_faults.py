@@ -25,8 +25,8 @@ import aiomqtt
 import chess
 import pytest
 
-from bridge.choreography import Lift, Style, steps
-from bridge.demo import OPERA_GAME, press_side
+from bridge.demo.run import OPERA_GAME, press_side
+from drivers.choreography import Lift, Style, steps
 from drivers.dgt.emulator import DgtEmulator
 from tests.conftest import (
     SUBSCRIBER_LOGGER,

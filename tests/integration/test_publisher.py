@@ -14,9 +14,9 @@ from pathlib import Path
 import aiomqtt
 import pytest
 
-from bridge import payloads
-from bridge.outbox import Outbox
-from bridge.publisher import Publisher, RequestHandler
+from bridge.mqtt.outbox import Outbox
+from bridge.mqtt.publisher import Publisher, RequestHandler
+from bridge.wire import payloads
 from tests.conftest import Mosquitto, MosquittoFactory, Subscribe
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -154,8 +154,8 @@ async def test_clean_stop_publishes_offline_and_no_will(
 _CHILD = """
 import asyncio, sys
 from pathlib import Path
-from bridge.outbox import Outbox
-from bridge.publisher import Publisher, RequestHandler
+from bridge.mqtt.outbox import Outbox
+from bridge.mqtt.publisher import Publisher, RequestHandler
 
 async def main() -> None:
     url, table, state = sys.argv[1:4]

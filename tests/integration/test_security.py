@@ -23,9 +23,9 @@ from pathlib import Path
 import aiomqtt
 import pytest
 
-from bridge import payloads
-from bridge.outbox import Outbox
-from bridge.publisher import Publisher
+from bridge.mqtt.outbox import Outbox
+from bridge.mqtt.publisher import Publisher
+from bridge.wire import payloads
 from tests.conftest import SUBSCRIBER_LOGGER, Mosquitto, MosquittoFactory, free_port
 
 pytestmark = pytest.mark.mosquitto

@@ -12,8 +12,8 @@ import chess
 import msgspec
 import pytest
 
-from bridge import payloads
-from bridge.watch import watch
+from bridge.views.shell import watch
+from bridge.wire import payloads
 from tests.conftest import Mosquitto, MosquittoFactory, free_port
 
 TS = 1_777_777_777.0

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from bridge.choreography import Lift, Place, Style, steps
-from bridge.facts import AlertRaised, MovePlayed
+from bridge.arbiter.facts import AlertRaised, MovePlayed
+from drivers.choreography import Lift, Place, Style, steps
 from tests.unit.test_laws import Table
 
 

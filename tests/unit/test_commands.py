@@ -12,11 +12,12 @@ import chess
 import msgspec
 import pytest
 
-from bridge import commands, rules
-from bridge.commands import Assignment, ClockSetting, CommandOutcome, RejectedError
-from bridge.daemon import SavedGame, game_data
-from bridge.engine import Arbiter, EngineConfig
-from bridge.facts import AlertRaised, GameEnded
+from bridge.arbiter import rules
+from bridge.arbiter.engine import Arbiter, EngineConfig
+from bridge.arbiter.facts import AlertRaised, GameEnded
+from bridge.table.daemon import SavedGame, game_data
+from bridge.wire import commands
+from bridge.wire.commands import Assignment, ClockSetting, CommandOutcome, RejectedError
 from drivers.events import ClockReading, ClockSide
 
 WALL = 1_800_000_000.0

@@ -5,9 +5,8 @@ from __future__ import annotations
 import chess
 import pytest
 
-from bridge.choreography import Lift, Place, Step, Style, steps, to_events
-from bridge.engine import Arbiter, EngineConfig
-from bridge.facts import (
+from bridge.arbiter.engine import Arbiter, EngineConfig
+from bridge.arbiter.facts import (
     ClockPressed,
     CompletedBy,
     Fact,
@@ -16,6 +15,7 @@ from bridge.facts import (
     TouchAction,
     TouchReported,
 )
+from drivers.choreography import Lift, Place, Step, Style, steps, to_events
 from drivers.events import BoardSnapshot, ClockReading, ClockSide
 from tests.table import HandFed
 

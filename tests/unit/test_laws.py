@@ -5,10 +5,9 @@ from __future__ import annotations
 import chess
 import pytest
 
-from bridge import rules
-from bridge.choreography import Lift, Place, Step, steps
-from bridge.engine import Arbiter, EngineConfig
-from bridge.facts import (
+from bridge.arbiter import rules
+from bridge.arbiter.engine import Arbiter, EngineConfig
+from bridge.arbiter.facts import (
     AlertRaised,
     ClockPressed,
     CompletedBy,
@@ -17,6 +16,7 @@ from bridge.facts import (
     MovePlayed,
     TouchReported,
 )
+from drivers.choreography import Lift, Place, Step, steps
 from drivers.events import BoardSnapshot, ClockReading, ClockSide
 from tests.table import HandFed
 

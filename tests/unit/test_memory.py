@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import chess
 
-from bridge.choreography import Lift, Step, steps
-from bridge.engine import Arbiter
-from bridge.facts import AlertRaised, CompletedBy, MovePlayed
-from bridge.memory import changes_since
+from bridge.arbiter.engine import Arbiter
+from bridge.arbiter.facts import AlertRaised, CompletedBy, MovePlayed
+from drivers.choreography import Lift, Step, steps
+from drivers.dgt.memory import changes_since
 from drivers.events import BoardEvent, BoardSnapshot, StoredChange, StoredMarker, StoredTag
 
 

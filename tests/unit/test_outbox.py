@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge.outbox import Outbox, OutboxLockedError, OutboxRow
+from bridge.mqtt.outbox import Outbox, OutboxLockedError, OutboxRow
 
 
 def _payload(epoch: int, seq: int) -> bytes:
@@ -123,7 +123,7 @@ def test_rows_survive_sigkill(tmp_path: Path) -> None:
     script = (
         "import os, signal, sys\n"
         "from pathlib import Path\n"
-        "from bridge.outbox import Outbox\n"
+        "from bridge.mqtt.outbox import Outbox\n"
         "box = Outbox(Path(sys.argv[1]))\n"
         "for _ in range(50):\n"
         "    box.add('t', lambda epoch, seq: b'x%d' % seq)\n"

@@ -8,8 +8,7 @@ import chess
 import msgspec
 import pytest
 
-from bridge import payloads
-from bridge.facts import (
+from bridge.arbiter.facts import (
     AlertRaised,
     ClockChanged,
     ClockPressed,
@@ -21,6 +20,7 @@ from bridge.facts import (
     TouchAction,
     TouchReported,
 )
+from bridge.wire import payloads
 
 ENVELOPE_KEYS = ["v", "type", "table", "game", "epoch", "seq", "ts", "data"]
 TS = 1_777_777_777.123_9  # 2026-05-03T03:09:37.123Z

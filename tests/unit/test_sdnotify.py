@@ -1,4 +1,4 @@
-"""bridge.sdnotify against a real AF_UNIX datagram socket standing in for systemd."""
+"""bridge.table.sdnotify against a real AF_UNIX datagram socket standing in for systemd."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge import sdnotify
+from bridge.table import sdnotify
 
 
 class FakeSystemd:

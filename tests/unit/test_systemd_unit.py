@@ -14,10 +14,10 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from bridge import config as config_module
 from bridge.__main__ import _parser
-from bridge.outbox import Outbox
-from bridge.publisher import Publisher
+from bridge.mqtt.outbox import Outbox
+from bridge.mqtt.publisher import Publisher
+from bridge.wire import config as config_module
 from drivers import parse_board_uri
 
 ROOT = Path(__file__).resolve().parents[2]

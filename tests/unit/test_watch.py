@@ -6,9 +6,7 @@ import chess
 import msgspec
 import pytest
 
-from bridge import payloads
-from bridge.config import parse_broker_url
-from bridge.watch import (
+from bridge.views.shell import (
     PayloadError,
     TableView,
     diagram,
@@ -19,6 +17,8 @@ from bridge.watch import (
     render_table,
     topic_filter,
 )
+from bridge.wire import payloads
+from bridge.wire.config import parse_broker_url
 
 TS = 1_777_777_777.0
 START = chess.STARTING_FEN

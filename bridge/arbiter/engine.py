@@ -61,8 +61,8 @@ from typing import Final, assert_never
 
 import chess
 
-from bridge import judge, memory, positions, rules
-from bridge.facts import (
+from bridge.arbiter import judge, positions, rules
+from bridge.arbiter.facts import (
     AlertRaised,
     ClockChanged,
     ClockPressed,
@@ -74,6 +74,7 @@ from bridge.facts import (
     TouchAction,
     TouchReported,
 )
+from drivers.dgt import memory
 from drivers.events import (
     BoardEvent,
     BoardInfo,

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import chess
 
-from bridge.rules import Edition
+from bridge.arbiter.rules import Edition
 
 Squares = Sequence[chess.Piece | None]
 

@@ -258,7 +258,7 @@ class Outbox:
 
         One transaction. A row still waiting for its acknowledgement is not doubled. Returns
         how many rows were queued again. The publisher sends them with the next drain (it
-        wakes on its next :meth:`~bridge.publisher.Publisher.publish`).
+        wakes on its next :meth:`~bridge.mqtt.publisher.Publisher.publish`).
         """
         queued = 0
         with self._transaction() as db:

@@ -24,7 +24,7 @@ from typing import Any, Final, Literal, TypeVar, assert_never
 import chess
 import msgspec
 
-from bridge.facts import (
+from bridge.arbiter.facts import (
     AlertRaised,
     ClockChanged,
     ClockPressed,

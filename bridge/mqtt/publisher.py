@@ -1,9 +1,9 @@
 """The MQTT side of one table: the durable outbox drained to the broker, in order, at QoS 1.
 
 :meth:`Publisher.publish` is synchronous and never waits for the network: it gives the payload
-its ``seq`` and stores it in the outbox (:mod:`bridge.outbox`), then wakes the sender. :meth:`run`
-keeps one connection to the broker, reconnecting with capped, jittered exponential backoff. On
-every connection it
+its ``seq`` and stores it in the outbox (:mod:`bridge.mqtt.outbox`), then wakes the sender.
+:meth:`run` keeps one connection to the broker, reconnecting with capped, jittered exponential
+backoff. On every connection it
 
 1. connects with the Last Will ``status`` = ``lost`` (retained, QoS 1);
 2. subscribes to ``request/+`` and hands each request to ``on_request``;
@@ -39,10 +39,10 @@ import aiomqtt
 import msgspec
 from paho.mqtt.reasoncodes import ReasonCode
 
-from bridge import payloads
-from bridge.config import parse_broker_url
-from bridge.facts import Fact
-from bridge.outbox import Outbox
+from bridge.arbiter.facts import Fact
+from bridge.mqtt.outbox import Outbox
+from bridge.wire import payloads
+from bridge.wire.config import parse_broker_url
 
 _LOGGER = logging.getLogger(__name__)
 

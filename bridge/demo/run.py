@@ -20,10 +20,10 @@ from typing import Any, Final
 
 import chess
 
-from bridge.choreography import Lift, Style, steps
-from bridge.config import DEFAULT_RULES
-from bridge.daemon import DaemonOptions, TableDaemon
+from bridge.table.daemon import DaemonOptions, TableDaemon
+from bridge.wire.config import DEFAULT_RULES
 from drivers import BoardUri
+from drivers.choreography import Lift, Style, steps
 from drivers.dgt.emulator import DgtEmulator
 
 log = logging.getLogger("chessbridge.demo")
@@ -178,7 +178,7 @@ def press_side(color: chess.Color) -> str:
 
 
 async def _view(url: str, table: str, view: bool, stop: asyncio.Event) -> None:
-    from bridge.watch import watch  # the view is optional
+    from bridge.views.shell import watch  # the view is optional
 
     await watch(url, table=table, plain=not view, username=None, password=None, stop=stop)
 

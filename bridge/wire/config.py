@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from bridge import rules
+from bridge.arbiter import rules
 
 ENV_USERNAME: Final = "CHESSBRIDGE_MQTT_USERNAME"
 ENV_PASSWORD: Final = "CHESSBRIDGE_MQTT_PASSWORD"

@@ -32,9 +32,9 @@ import chess
 import msgspec
 from paho.mqtt.reasoncodes import ReasonCode
 
-from bridge import payloads
-from bridge.config import parse_broker_url
-from bridge.payloads import (
+from bridge.wire import payloads
+from bridge.wire.config import parse_broker_url
+from bridge.wire.payloads import (
     AlertData,
     BoardData,
     ClockData,

@@ -24,12 +24,14 @@ from typing import Final, Literal
 import chess
 import msgspec
 
-from bridge import commands, payloads, rules, sdnotify
-from bridge.config import Config
-from bridge.engine import Arbiter, EngineConfig, GameSnapshot
-from bridge.facts import Fact, MovePlayed, TouchReported
-from bridge.outbox import Outbox
-from bridge.publisher import Publisher
+from bridge.arbiter import rules
+from bridge.arbiter.engine import Arbiter, EngineConfig, GameSnapshot
+from bridge.arbiter.facts import Fact, MovePlayed, TouchReported
+from bridge.mqtt.outbox import Outbox
+from bridge.mqtt.publisher import Publisher
+from bridge.table import sdnotify
+from bridge.wire import commands, payloads
+from bridge.wire.config import Config
 from drivers import BoardUri
 from drivers.dgt import codec
 from drivers.dgt.link import DgtSerialLink
@@ -403,7 +405,7 @@ class TableDaemon:
     # -- arbiter commands ---------------------------------------------------------------------
 
     async def _on_request(self, command: str, raw: bytes) -> None:
-        """Carry out one ``request/{command}`` (bridge.commands) and publish its outcome."""
+        """Carry out one ``request/{command}`` (bridge.wire.commands) and publish its outcome."""
         outcome = commands.handle(
             command,
             raw,

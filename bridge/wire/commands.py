@@ -17,9 +17,9 @@ chess content with python-chess (FEN, legal UCI moves, plies in range). A refuse
 nothing.
 
 :func:`handle` is pure: no I/O and no clock reads (``wall_now`` and ``now`` come in). It changes
-the :class:`~bridge.engine.Arbiter` it is given only when the request is accepted, and returns a
-:class:`CommandOutcome`: the response, the facts to publish, and what only the shell can do (a
-new game id, the assignment to store, the clock to set, events to replay).
+the :class:`~bridge.arbiter.engine.Arbiter` it is given only when the request is accepted, and
+returns a :class:`CommandOutcome`: the response, the facts to publish, and what only the shell
+can do (a new game id, the assignment to store, the clock to set, events to replay).
 """
 
 from __future__ import annotations
@@ -34,9 +34,10 @@ from typing import Annotated, Any, Final, Literal
 import chess
 import msgspec
 
-from bridge import judge, payloads
-from bridge.engine import Arbiter
-from bridge.facts import Fact
+from bridge.arbiter import judge
+from bridge.arbiter.engine import Arbiter
+from bridge.arbiter.facts import Fact
+from bridge.wire import payloads
 from drivers.events import ClockSide
 
 MAX_REQUEST_BYTES: Final = 4096
