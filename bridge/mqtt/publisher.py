@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import random
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -37,12 +36,12 @@ from typing import Final, Literal
 
 import aiomqtt
 import msgspec
-from paho.mqtt.reasoncodes import ReasonCode
 
 from bridge.arbiter.facts import Fact
+from bridge.backoff import Backoff
 from bridge.mqtt.outbox import Outbox
+from bridge.mqtt.session import BrokerSettings, refused_credentials, run_sessions
 from bridge.wire import payloads
-from bridge.wire.config import parse_broker_url
 
 _LOGGER = logging.getLogger(__name__)
 
@@ -65,9 +64,6 @@ _MQTT_LOGGER.addFilter(_DroppedConnectionIsAWarning())
 
 RequestHandler = Callable[[str, bytes], Awaitable[None]]
 """Called with the command name (the last topic level) and the raw payload of a request."""
-
-_REFUSED_CREDENTIALS: Final = frozenset({4, 5, 134, 135})
-"""CONNACK codes for bad username/password and not authorised (MQTT 3.1.1 and 5)."""
 
 _MAX_QUEUED_REQUESTS: Final = 100
 _BATCH: Final = 100
@@ -130,26 +126,19 @@ class Publisher:
         self.published_count = 0
         """Outbox rows the broker acknowledged (status payloads not counted)."""
 
-        self._host, self._port, tls = parse_broker_url(broker)
-        self.broker = f"{self._host}:{self._port}"
-        """``host:port`` of the broker, for logs."""
-        if not tls and (ca_file or cert_file or key_file):
-            raise ValueError("TLS files given but the broker URL is not mqtts://")
-        self._tls = (
-            aiomqtt.TLSParameters(
-                ca_certs=None if ca_file is None else str(ca_file),
-                certfile=None if cert_file is None else str(cert_file),
-                keyfile=None if key_file is None else str(key_file),
-            )
-            if tls
-            else None
+        self._broker = BrokerSettings.from_url(
+            broker,
+            username=username,
+            password=password,
+            ca_file=ca_file,
+            cert_file=cert_file,
+            key_file=key_file,
         )
-        self._username = username
-        self._password = password
+        self.broker = self._broker.address
+        """``host:port`` of the broker, for logs."""
         self._client_id = table if client_id is None else client_id
         self._keepalive = keepalive
-        self._reconnect_min = reconnect_min
-        self._reconnect_max = reconnect_max
+        self._backoff = Backoff(reconnect_min, reconnect_max)
         self._drain_timeout = drain_timeout
         self._clock = clock
         self._outbox = outbox
@@ -229,22 +218,10 @@ class Publisher:
         self._run_task = asyncio.current_task()
         self._done.clear()
         worker = asyncio.create_task(self._serve_requests(), name=f"requests {self.table}")
-        delay = self._reconnect_min
         try:
-            while not self._stopping.is_set():
-                self._session_started = False
-                try:
-                    await self._session()
-                except aiomqtt.MqttError as exc:
-                    if self._stopping.is_set():
-                        break
-                    if self._session_started:
-                        delay = self._reconnect_min
-                    wait = random.uniform(delay / 2, delay)
-                    self._log_failure(exc, wait)
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._stopping.wait(), wait)
-                    delay = min(delay * 2, self._reconnect_max)
+            await run_sessions(
+                self._session, backoff=self._backoff, failed=self._log_failure, stop=self._stopping
+            )
         finally:
             worker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -274,20 +251,16 @@ class Publisher:
     async def _session(self) -> None:
         """One connection: announce, then send and receive until it fails or we stop."""
         online_seq, will = self._reserve_statuses()
-        client = aiomqtt.Client(
-            self._host,
-            self._port,
+        client = self._broker.client(
             identifier=self._client_id,
-            username=self._username,
-            password=self._password,
             will=aiomqtt.Will(self._status_topic, will, qos=1, retain=True),
-            clean_session=True,
             keepalive=self._keepalive,
-            tls_params=self._tls,
             logger=_MQTT_LOGGER,
         )
+        self._session_started = False
         async with client:
             self._session_started = True
+            self._backoff.reset()
             self._reserved = None  # used now; the next connection gets new seqs
             _LOGGER.info("connected to MQTT broker %s as %r", self.broker, self._client_id)
             try:
@@ -418,7 +391,7 @@ class Publisher:
         return self._reserved
 
     def _log_failure(self, exc: aiomqtt.MqttError, wait: float) -> None:
-        if isinstance(exc, aiomqtt.MqttCodeError) and _code(exc.rc) in _REFUSED_CREDENTIALS:
+        if refused_credentials(exc):
             _LOGGER.error(
                 "MQTT broker %s refused the connection (%s): check username/password in the "
                 "config or environment; retrying in %.1f s",
@@ -437,7 +410,3 @@ class Publisher:
             _LOGGER.warning(
                 "cannot connect to MQTT broker %s (%s); retrying in %.1f s", self.broker, exc, wait
             )
-
-
-def _code(rc: int | ReasonCode | None) -> int | None:
-    return rc.value if isinstance(rc, ReasonCode) else rc

@@ -6,17 +6,9 @@ import chess
 import msgspec
 import pytest
 
-from bridge.views.shell import (
-    PayloadError,
-    TableView,
-    diagram,
-    format_clocks,
-    format_seconds,
-    move_rows,
-    render,
-    render_table,
-    topic_filter,
-)
+from bridge.views.model import PayloadError, TableView, format_clocks, format_seconds, move_rows
+from bridge.views.render import diagram, render, render_table
+from bridge.views.shell import topic_filter
 from bridge.wire import payloads
 from bridge.wire.config import parse_broker_url
 

@@ -1,0 +1,131 @@
+"""One way to reach the broker, for the publisher and the views.
+
+:class:`BrokerSettings` turns a broker URL, credentials and TLS files into aiomqtt clients;
+:func:`run_sessions` runs a connection again and again with :class:`~bridge.backoff.Backoff`
+until asked to stop; :func:`refused_credentials` tells a refused login from an outage.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import aiomqtt
+from paho.mqtt.reasoncodes import ReasonCode
+
+from bridge.backoff import Backoff
+from bridge.wire.config import parse_broker_url
+
+REFUSED_CREDENTIALS: Final = frozenset({4, 5, 134, 135})
+"""CONNACK codes for bad username/password and not authorised (MQTT 3.1.1 and 5)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BrokerSettings:
+    """Where the broker is and how to log in; the password is never shown by ``repr``."""
+
+    host: str
+    port: int
+    tls: aiomqtt.TLSParameters | None = None
+    username: str | None = None
+    password: str | None = None
+
+    @classmethod
+    def from_url(
+        cls,
+        url: str,
+        *,
+        username: str | None = None,
+        password: str | None = None,
+        ca_file: str | Path | None = None,
+        cert_file: str | Path | None = None,
+        key_file: str | Path | None = None,
+    ) -> BrokerSettings:
+        """Settings for ``mqtt://host[:port]`` or ``mqtts://host[:port]``.
+
+        Raises:
+            ValueError: a malformed URL, or TLS files with ``mqtt://``.
+        """
+        host, port, tls = parse_broker_url(url)
+        if not tls and (ca_file or cert_file or key_file):
+            raise ValueError("TLS files given but the broker URL is not mqtts://")
+        params = None
+        if tls:
+            params = aiomqtt.TLSParameters(
+                ca_certs=None if ca_file is None else str(ca_file),
+                certfile=None if cert_file is None else str(cert_file),
+                keyfile=None if key_file is None else str(key_file),
+            )
+        return cls(host=host, port=port, tls=params, username=username, password=password)
+
+    @property
+    def address(self) -> str:
+        """``host:port``, for logs."""
+        return f"{self.host}:{self.port}"
+
+    def __repr__(self) -> str:
+        return f"BrokerSettings({self.address}, tls={self.tls is not None}, user={self.username!r})"
+
+    def client(
+        self,
+        *,
+        identifier: str | None = None,
+        will: aiomqtt.Will | None = None,
+        keepalive: int = 30,
+        logger: logging.Logger | None = None,
+    ) -> aiomqtt.Client:
+        """A new client for one connection (aiomqtt clients are reusable, not reentrant)."""
+        return aiomqtt.Client(
+            self.host,
+            self.port,
+            identifier=identifier,
+            username=self.username,
+            password=self.password,
+            will=will,
+            clean_session=True,
+            keepalive=keepalive,
+            tls_params=self.tls,
+            logger=logger,
+        )
+
+
+def refused_credentials(exc: aiomqtt.MqttError) -> bool:
+    """Whether the broker refused the login (bad username/password, not authorised)."""
+    if not isinstance(exc, aiomqtt.MqttCodeError):
+        return False
+    return reason_code(exc.rc) in REFUSED_CREDENTIALS
+
+
+def reason_code(rc: int | ReasonCode | None) -> int | None:
+    """The number of an MQTT reason code, whichever form paho gives it in."""
+    return rc.value if isinstance(rc, ReasonCode) else rc
+
+
+async def run_sessions(
+    session: Callable[[], Awaitable[None]],
+    *,
+    backoff: Backoff,
+    failed: Callable[[aiomqtt.MqttError, float], None],
+    stop: asyncio.Event,
+) -> None:
+    """Run ``session`` until ``stop`` is set, waiting ``backoff`` after each ``MqttError``.
+
+    ``session`` makes one connection and returns when ``stop`` is set (or raises); it calls
+    ``backoff.reset()`` once connected. ``failed(exc, wait)`` reports each failure, and may
+    raise to give up (a refused login, say).
+    """
+    while not stop.is_set():
+        try:
+            await session()
+        except aiomqtt.MqttError as exc:
+            if stop.is_set():
+                break
+            wait = backoff.next()
+            failed(exc, wait)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), wait)
