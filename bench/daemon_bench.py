@@ -43,7 +43,7 @@ from bench.latency_bench import (
     running_daemon,
     split_url,
 )
-from bridge.demo.run import OPERA_GAME, perform, press_side
+from bridge.demo.game import OPERA_GAME, perform, press_side
 from drivers.choreography import Style
 from drivers.dgt.emulator import DgtEmulator
 

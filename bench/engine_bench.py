@@ -122,7 +122,7 @@ def run_matcher(games: list[tuple[int, list[Event]]]) -> tuple[Costs, int]:
                 continue
             if isinstance(event, SquareEmptied):
                 physical.pop(event.square, None)
-            elif event.piece is not None:
+            elif isinstance(event.piece, chess.Piece):
                 physical[event.square] = event.piece
             found = False
             for move in board.legal_moves:

@@ -11,8 +11,24 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Final
 
 import chess
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownPiece:
+    """A piece stands on the square, but the board cannot tell which (occupancy-only sensors)."""
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN: Final = UnknownPiece()
+"""The one unknown occupant."""
+
+Occupant = chess.Piece | UnknownPiece
+"""What a board can say stands on an occupied square."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -25,18 +41,21 @@ class SquareEmptied:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SquareOccupied:
-    """``square`` now holds ``piece``; ``None`` means a piece the board cannot identify."""
+    """``square`` now holds ``piece``: a known piece, or :data:`UNKNOWN` on boards that sense
+    only occupancy (DGT Pegasus) or cannot identify this piece (an uncalibrated Certabo tag)."""
 
     square: chess.Square
-    piece: chess.Piece | None
+    piece: Occupant
     at: float
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BoardSnapshot:
-    """A full reading of the board: ``squares[sq]`` for every square 0..63 (a1 first)."""
+    """A full reading of the board: ``squares[sq]`` for every square 0..63 (a1 first).
 
-    squares: tuple[chess.Piece | None, ...]
+    ``None`` is an empty square; an occupied one holds a piece or :data:`UNKNOWN`."""
+
+    squares: tuple[Occupant | None, ...]
     at: float
 
 
@@ -78,16 +97,6 @@ class ClockButton:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ClockAck:
-    """The clock acknowledged a command (``command`` is the echoed command code)."""
-
-    command: int
-    error: bool
-    data: tuple[int, int, int, int]
-    at: float
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class BoardInfo:
     """Identity or health reported by the board; fields not carried by a message are ``None``."""
 
@@ -100,54 +109,11 @@ class BoardInfo:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class StoredChange:
-    """A change read back from the board's own memory (DGT EEPROM), oldest first."""
-
-    square: chess.Square
-    piece: chess.Piece | None
-    at: float
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class FrameDropped:
     """Bytes that formed no valid message; dropped and counted, never raised."""
 
     reason: str
     raw: bytes
-    at: float
-
-
-class StoredTag(enum.Enum):
-    """A one-byte marker in the DGT EEPROM move store (board-protocols.md §1.11)."""
-
-    POWER_UP = "power_up"
-    FOUR_ROWS = "four_rows"
-    EMPTY_BOARD = "empty_board"
-    DOWNLOADED = "downloaded"
-    BEGIN_POSITION = "begin_position"
-    BEGIN_POSITION_ROTATED = "begin_position_rotated"
-    START_GAME = "start_game"
-    WATCHDOG = "watchdog"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StoredMarker:
-    """A marker read back from the board's memory, in order with ``StoredChange`` events.
-
-    ``POWER_UP`` and ``START_GAME`` are followed by one ``StoredChange`` per piece on the board;
-    ``BEGIN_POSITION``/``BEGIN_POSITION_ROTATED`` say the start position stood on the board.
-    """
-
-    tag: StoredTag
-    at: float
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StoredClockTime:
-    """A clock time the board stored at a lever press: ``side`` showed ``seconds`` remaining."""
-
-    side: ClockSide
-    seconds: int
     at: float
 
 
@@ -157,14 +123,13 @@ BoardEvent = (
     | BoardSnapshot
     | ClockReading
     | ClockButton
-    | ClockAck
     | BoardInfo
-    | StoredChange
     | FrameDropped
-    | StoredMarker
-    | StoredClockTime
 )
-"""Everything a codec can report."""
+"""Every physical event that means the same for every board family.
+
+A family's codec may report more (the DGT codec: clock acknowledgements, the board's stored
+log); its link consumes those and hands only these to the daemon."""
 
 
 def merge_info(old: BoardInfo, new: BoardInfo) -> BoardInfo:

@@ -56,6 +56,7 @@ Orientation: if the first full reading of the board shows the start position tur
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final, assert_never
 
@@ -74,21 +75,17 @@ from bridge.arbiter.facts import (
     TouchAction,
     TouchReported,
 )
-from drivers.dgt import memory
 from drivers.events import (
     BoardEvent,
     BoardInfo,
     BoardSnapshot,
-    ClockAck,
     ClockButton,
     ClockReading,
     ClockSide,
     FrameDropped,
+    Occupant,
     SquareEmptied,
     SquareOccupied,
-    StoredChange,
-    StoredClockTime,
-    StoredMarker,
 )
 
 DEFAULT_DWELL: Final = 0.4
@@ -221,20 +218,13 @@ class Arbiter:
             case SquareEmptied(square=square):
                 return self._on_square(self._frame(square), None, now, event.at)
             case SquareOccupied(square=square, piece=piece):
-                return self._on_square(self._frame(square), piece, now, event.at)
+                square = self._frame(square)
+                return self._on_square(square, self._identify(square, piece), now, event.at)
             case BoardSnapshot():
                 return self._on_snapshot(event, now)
             case ClockReading():
                 return self._on_clock(event, now)
-            case (
-                StoredChange()
-                | StoredMarker()
-                | StoredClockTime()
-                | BoardInfo()
-                | ClockAck()
-                | ClockButton()
-                | FrameDropped()
-            ):
+            case BoardInfo() | ClockButton() | FrameDropped():
                 return []
             case _:
                 assert_never(event)
@@ -302,26 +292,34 @@ class Arbiter:
             running=running,
         )
 
+    def last_seen(self) -> list[Occupant | None]:
+        """The board as the engine last saw it, in the board's own frame (for its memory)."""
+        seen: list[Occupant | None] = list(self._physical)
+        return seen[::-1] if self.rotated else seen
+
     def recover(
-        self, stored: list[BoardEvent], snapshot: BoardSnapshot | None, now: float
+        self,
+        changes: Sequence[tuple[chess.Square, Occupant | None]] | None,
+        snapshot: BoardSnapshot | None,
+        now: float,
     ) -> list[Fact]:
         """Moves made while nobody listened, read from the board's memory, then its full board.
 
-        ``stored`` is the board's log (the codec's ``Stored*`` events). The changes made after
-        the board last looked as the engine last saw it are replayed in order, ``REPLAY_STEP``
-        apart in engine time, so touches, releases and Article 4 are judged as if live; the moves
-        they make are recorded as reconstructed. Then ``snapshot`` is taken as the truth (up to
-        two more plies may be read off it). Without a usable log, only the snapshot is used.
+        ``changes`` are the board's own record of what changed since it looked like
+        :meth:`last_seen` (board frame, oldest first; ``None`` or empty: no usable record). They
+        are replayed in order, ``REPLAY_STEP`` apart in engine time, so touches, releases and
+        Article 4 are judged as if live; the moves they make are recorded as reconstructed. Then
+        ``snapshot`` is taken as the truth (up to two more plies may be read off it).
         """
-        seen = self._physical[::-1] if self.rotated else list(self._physical)
-        changes = memory.changes_since(stored, seen) or []
         facts: list[Fact] = []
         self._replaying = True
         try:
             t = now
-            for square, piece in changes:
+            for square, occupant in changes or ():
                 t += REPLAY_STEP
-                facts.extend(self._on_square(self._frame(square), piece, t, now))
+                framed = self._frame(square)
+                piece = None if occupant is None else self._identify(framed, occupant)
+                facts.extend(self._on_square(framed, piece, t, now))
             cand = self._candidate
             if cand is not None:
                 self._candidate = None
@@ -413,15 +411,38 @@ class Arbiter:
         facts.extend(self._evaluate(now))
         return facts
 
+    def _identify(self, square: chess.Square, occupant: Occupant) -> chess.Piece:
+        """The piece on ``square`` (player's frame): as sensed, or inferred if unknown.
+
+        A board that senses only occupancy cannot say which piece was put down. The piece is
+        the one in hand: the last piece lifted this ply whose square is still empty, the side to
+        move's first; with none in hand, the piece the game has there.
+        """
+        if isinstance(occupant, chess.Piece):
+            return occupant
+        in_hand = [
+            piece for sq, (piece, _) in self._ply.lifted.items() if self._physical[sq] is None
+        ]
+        for piece in reversed(in_hand):
+            if piece.color == self.board.turn:
+                return piece
+        if in_hand:
+            return in_hand[-1]
+        return self._game[square] or chess.Piece(chess.PAWN, self.board.turn)
+
     def _on_snapshot(self, event: BoardSnapshot, now: float) -> list[Fact]:
-        squares = list(event.squares)
+        sensed = list(event.squares)
         if not self._seen_board and not self.board.move_stack:
             self._seen_board = True
             start = [self.board.piece_at(sq) for sq in chess.SQUARES]
-            if squares != start and squares[::-1] == start:
+            if sensed != start and sensed[::-1] == start:
                 self.rotated = True
         if self.rotated:
-            squares = squares[::-1]
+            sensed = sensed[::-1]
+        squares = [
+            None if occupant is None else self._identify(sq, occupant)
+            for sq, occupant in zip(chess.SQUARES, sensed, strict=True)
+        ]
         self._physical = squares
         self._diff = {sq for sq in chess.SQUARES if squares[sq] != self._game[sq]}
         self._candidate = None

@@ -14,47 +14,28 @@ import random
 import socket
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 import chess
 
+from bridge.demo.game import (
+    ILLEGAL_BEFORE,
+    OPERA_GAME,
+    TOUCH_MOVE_BEFORE,
+    WHITE_SIDE,
+    DemoGame,
+    hand,
+    perform,
+    press_side,
+)
 from bridge.table.daemon import DaemonOptions, TableDaemon
 from bridge.wire.config import DEFAULT_RULES
 from drivers import BoardUri
-from drivers.choreography import Lift, Style, steps
+from drivers.choreography import Style
 from drivers.dgt.emulator import DgtEmulator
 
 log = logging.getLogger("chessbridge.demo")
-
-
-@dataclass(frozen=True, slots=True)
-class DemoGame:
-    """A game to play: headers and the moves in SAN."""
-
-    white: str
-    black: str
-    event: str
-    result: str
-    moves: str
-    """Space-separated SAN."""
-
-
-OPERA_GAME = DemoGame(
-    white="Paul Morphy",
-    black="Duke Karl of Brunswick and Count Isouard",
-    event="Paris Opera 1858",
-    result="1-0",
-    moves=(
-        "e4 e5 Nf3 d6 d4 Bg4 dxe5 Bxf3 Qxf3 dxe5 Bc4 Nf6 Qb3 Qe7 Nc3 c6 Bg5 b5 Nxb5 cxb5 "
-        "Bxb5+ Nbd7 O-O-O Rd8 Rxd7 Rxd7 Rd1 Qe6 Bxd7+ Nxd7 Qb8+ Nxb8 Rd8#"
-    ),
-)
-"""Morphy's Opera Game: captures both ways, castling long, checks, and a mate to end it."""
-
-WHITE_SIDE = "right"
-"""The clock stands with White's side on the right (the demo's choice; the daemon infers it)."""
 
 
 async def run_demo(*, speed: float, table: str, view: bool, game: DemoGame = OPERA_GAME) -> int:
@@ -100,12 +81,6 @@ async def run_demo(*, speed: float, table: str, view: bool, game: DemoGame = OPE
     return 1
 
 
-TOUCH_MOVE_BEFORE: Final = "Bg4"
-"""Before this move Black lifts his knight on b8, puts it back, and moves the bishop (4.3)."""
-ILLEGAL_BEFORE: Final = "Bc4"
-"""Before this move White puts the bishop on c5, an illegal move, and presses the clock (7.5)."""
-
-
 async def _play(emu: DgtEmulator, daemon: TableDaemon, game: DemoGame, speed: float) -> bool:
     """Play ``game`` by hand on the emulator; true when the daemon recorded it all.
 
@@ -119,12 +94,12 @@ async def _play(emu: DgtEmulator, daemon: TableDaemon, game: DemoGame, speed: fl
     for san in game.moves.split():
         await asyncio.sleep(rng.uniform(0.6, 1.6) / speed)  # thinking
         if san == TOUCH_MOVE_BEFORE:
-            await _hand(emu, speed, ("lift", "b8"), ("place", "b8", "n"))
+            await hand(emu, speed, ("lift", "b8"), ("place", "b8", "n"))
         if san == ILLEGAL_BEFORE:
-            await _hand(emu, speed, ("lift", "f1"), ("place", "c5", "B"))
+            await hand(emu, speed, ("lift", "f1"), ("place", "c5", "B"))
             await emu.press(press_side(chess.WHITE))
             await asyncio.sleep(1.0 / speed)  # the arbiter steps in
-            await _hand(emu, speed, ("lift", "c5"), ("place", "f1", "B"))
+            await hand(emu, speed, ("lift", "c5"), ("place", "f1", "B"))
             await emu.press(press_side(chess.BLACK))  # White's clock runs again
         move = board.parse_san(san)
         await perform(emu, board, move, rng.choice(list(Style)), rng, speed)
@@ -140,51 +115,10 @@ async def _play(emu: DgtEmulator, daemon: TableDaemon, game: DemoGame, speed: fl
     return daemon.arbiter.board.move_stack == board.move_stack and daemon.arbiter.result is not None
 
 
-async def _hand(emu: DgtEmulator, speed: float, *actions: tuple[str, ...]) -> None:
-    """Lifts (``("lift", sq)``) and places (``("place", sq, piece)``) at a human pace.
-
-    Never faster than 0.3 s apart whatever the speed: quicker than that the engine rightly takes
-    a lift and put-back for sensor flicker.
-    """
-    for action in actions:
-        if action[0] == "lift":
-            await emu.lift(action[1])
-        else:
-            await emu.place(action[1], action[2])
-        await asyncio.sleep(max(0.3, 0.5 / speed))
-
-
-async def perform(
-    emu: DgtEmulator,
-    board: chess.Board,
-    move: chess.Move,
-    style: Style,
-    rng: random.Random,
-    speed: float = 1.0,
-) -> None:
-    """Make ``move`` on the emulated board with the hands, in ``style`` (no clock press)."""
-    for step in steps(board, move, style):
-        square = chess.square_name(step.square)
-        if isinstance(step, Lift):
-            await emu.lift(square)
-        else:
-            await emu.place(square, step.piece.symbol())
-        await asyncio.sleep(rng.uniform(0.12, 0.3) / speed)
-
-
-def press_side(color: chess.Color) -> str:
-    """The clock side a player of ``color`` presses."""
-    return WHITE_SIDE if color == chess.WHITE else _other(WHITE_SIDE)
-
-
 async def _view(url: str, table: str, view: bool, stop: asyncio.Event) -> None:
     from bridge.views.shell import watch  # the view is optional
 
     await watch(url, table=table, plain=not view, username=None, password=None, stop=stop)
-
-
-def _other(side: str) -> str:
-    return "left" if side == "right" else "right"
 
 
 def _free_port() -> int:

@@ -1,9 +1,10 @@
-"""The table daemon: board link → engine → publisher, supervised. The composition root.
+"""The table daemon: board → engine → publisher, and the arbiter's commands. The composition root.
 
-One asyncio loop runs three things: the board link (reconnecting with capped, jittered backoff
-after the first successful open), the publisher (its own reconnect loop and durable outbox), and
-the engine's timer (armed with ``loop.call_at`` at ``Arbiter.next_deadline()``). The engine is
-fed in the loop's thread, with ``loop.time()`` as ``now``.
+One asyncio loop runs three things: the board supervisor (:mod:`bridge.table.supervisor`: the
+link of whatever family, reconnecting and recovering), the publisher (its own reconnect loop and
+durable outbox), and the engine's timer (armed with ``loop.call_at`` at
+``Arbiter.next_deadline()``). The table is the supervisor's sink: the engine is fed in the loop's
+thread, with ``loop.time()`` as ``now``.
 """
 
 from __future__ import annotations
@@ -13,10 +14,9 @@ import contextlib
 import dataclasses
 import datetime as dt
 import logging
-import random
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
@@ -30,36 +30,24 @@ from bridge.arbiter.facts import Fact, MovePlayed, TouchReported
 from bridge.mqtt.outbox import Outbox
 from bridge.mqtt.publisher import Publisher
 from bridge.table import sdnotify
+from bridge.table.supervisor import BoardSupervisor
 from bridge.wire import commands, payloads
 from bridge.wire.config import Config
 from drivers import BoardUri
-from drivers.dgt import codec
-from drivers.dgt.link import DgtSerialLink
 from drivers.errors import LinkError
-from drivers.events import (
-    BoardEvent,
-    BoardInfo,
-    BoardSnapshot,
-    ClockSide,
-    StoredChange,
-    StoredClockTime,
-    StoredMarker,
-    merge_info,
-)
+from drivers.events import BoardEvent, BoardSnapshot, ClockSide, Occupant
+from drivers.link import SquareChange
 
 log = logging.getLogger("chessbridge")
 
 GAME_KEY: Final = "game"
+"""Outbox key/value entry holding the game in progress."""
 
 GAME_DELAY: Final = 0.02
 """Seconds the retained ``game`` waits after the events that changed it (they go first)."""
 
 CHECKPOINT_EVERY: Final = 10.0
 """Seconds between outbox checkpoints (the WAL is not checkpointed inside commits)."""
-
-MEMORY_TIMEOUT: Final = 15.0
-"""Seconds to wait for the board's memory (a full DGT EEPROM takes about 8 s at 9600 baud)."""
-"""Outbox key/value entry holding the game in progress."""
 
 
 class SavedGame(msgspec.Struct, frozen=True, kw_only=True):
@@ -115,19 +103,17 @@ class TableDaemon:
             game_id=self.game_id,
             on_request=self._on_request,
         )
-        self._board_state: Literal["connecting", "connected", "disconnected", "error"] = (
-            "connecting"
+        self.board = BoardSupervisor(
+            options.board,
+            self,
+            reconnect_min=options.reconnect_min,
+            reconnect_max=options.reconnect_max,
         )
-        self._board_info = BoardInfo(at=0.0)
-        self._board_error: str | None = None
+        self.first_open = self.board.first_open
         self._shown_rotated = False
         self._game_due = False
         self._last_seq = self.outbox.last_seq
         self._timer: asyncio.TimerHandle | None = None
-        self._link: DgtSerialLink | None = None
-        self.first_open = asyncio.Event()
-        self._memory_read = asyncio.Event()
-        self._hold(False)
 
     # -- running ----------------------------------------------------------------------------
 
@@ -137,19 +123,16 @@ class TableDaemon:
         The board is opened before anything is published, so a wrong path or a device that is
         not a board ends the process at once with one clear line (systemd restarts it later).
         """
-        first = self._new_link()
         resuming = bool(self.arbiter.board.move_stack)
-        self._hold(resuming)
         try:
-            await first.open()
+            await self.board.open(recover=resuming)
         except LinkError:
             self.outbox.close()
             raise
         self._publish_game()
-        self._connected(first)
         sdnotify.ready()  # the board answers; the broker may come later (moves wait in the outbox)
         publisher = asyncio.create_task(self.publisher.run(), name="publisher")
-        board = asyncio.create_task(self._supervise_board(first, resuming), name="board")
+        board = asyncio.create_task(self.board.run(recover=resuming), name="board")
         stopper = asyncio.create_task(stop.wait(), name="stop")
         # systemd's watchdog is fed from this loop, only while both supervisors are alive: a
         # hung loop or a dead supervisor gets the service restarted (Restart=on-failure).
@@ -189,101 +172,28 @@ class TableDaemon:
             except sqlite3.Error as exc:
                 log.warning("outbox checkpoint failed (%s); will retry", exc)
 
-    def _new_link(self) -> DgtSerialLink:
-        link = DgtSerialLink(self.options.board.address, self._on_event)
-        self._link = link
-        return link
-
-    def _connected(self, link: DgtSerialLink) -> None:
-        self.first_open.set()
-        self._board_info = link.info
-        self._set_board("connected", None)
-        log.info("board %s connected (%s)", self.options.board, _describe(link.info))
-
-    async def _supervise_board(self, link: DgtSerialLink, read_memory: bool) -> None:
-        attempt = 0
-        while True:
-            try:
-                await self._serve(link, read_memory)
-            except LinkError as exc:
-                log.warning("%s; reconnecting", exc)
-                self._set_board("disconnected", str(exc))
-            self._hold(False)
-            while True:
-                attempt += 1
-                delay = _backoff(attempt, self.options.reconnect_min, self.options.reconnect_max)
-                await asyncio.sleep(delay)
-                link = self._new_link()
-                self._hold(True)
-                try:
-                    await link.open()
-                except LinkError as exc:
-                    log.warning("%s; retrying in %.1f s", exc, delay)
-                    continue
-                attempt = 0
-                self._connected(link)
-                read_memory = True
-                break
-
-    async def _serve(self, link: DgtSerialLink, read_memory: bool) -> None:
-        """Read the board until the link dies; first, if asked, recover what it stored."""
-        reader = asyncio.create_task(link.run(), name="board-reader")
-        try:
-            if read_memory:
-                await link.send(codec.ee_moves())
-                memory = asyncio.create_task(self._memory_read.wait())
-                await asyncio.wait(
-                    {reader, memory}, timeout=MEMORY_TIMEOUT, return_when=asyncio.FIRST_COMPLETED
-                )
-                memory.cancel()
-            self._release()
-            await reader
-        finally:
-            reader.cancel()
-
-    def _hold(self, on: bool) -> None:
-        """While the board's memory is read, keep what arrives until it can be replayed."""
-        self._holding: list[BoardEvent] | None = [] if on else None
-        self._stored: list[BoardEvent] = []
-        self._memory_read.clear()
-
-    def _release(self) -> None:
-        """Replay the board's memory and its full board, then what arrived meanwhile."""
-        held = self._holding
-        if held is None:
-            return
-        self._holding = None
-        snapshots = [e for e in held if isinstance(e, BoardSnapshot)]
-        snapshot = snapshots[-1] if snapshots else None
-        if self._stored:
-            log.info("read %d stored changes from the board's memory", len(self._stored))
-        now = asyncio.get_running_loop().time()
-        self._emit(self.arbiter.recover(self._stored, snapshot, now))
-        for event in held:
-            if not isinstance(event, BoardSnapshot):
-                self._on_event(event)
-
     # -- events -----------------------------------------------------------------------------
 
-    def _on_event(self, event: BoardEvent) -> None:
-        loop = asyncio.get_running_loop()
-        if self._holding is not None and not isinstance(event, BoardInfo):
-            if isinstance(event, StoredChange | StoredMarker | StoredClockTime):
-                self._stored.append(event)
-                loop.call_soon(self._memory_read.set)  # after the rest of this message
-            else:
-                self._holding.append(event)
-            return
-        if isinstance(event, BoardInfo):
-            merged = merge_info(self._board_info, event)
-            changed = dataclasses.replace(merged, at=0.0) != dataclasses.replace(
-                self._board_info, at=0.0
-            )
-            self._board_info = merged
-            if changed and self.first_open.is_set():
-                self._publish_board()
-            return
-        self._emit(self.arbiter.feed(event, loop.time()))
+    # BoardSink: what the board supervisor feeds.
+
+    def board_event(self, event: BoardEvent) -> None:
+        """A live physical event: the engine judges it now."""
+        self._emit(self.arbiter.feed(event, asyncio.get_running_loop().time()))
+
+    def board_changed(self) -> None:
+        """The link's state or the board's identity changed: the retained ``board`` again."""
+        board = self.board
+        sdnotify.status(f"board {board.state}" + (f": {board.error}" if board.error else ""))
+        self._publish_board()
+
+    def last_seen(self) -> Sequence[Occupant | None]:
+        """The board as the engine last saw it (board frame)."""
+        return self.arbiter.last_seen()
+
+    def recovered(self, changes: list[SquareChange] | None, snapshot: BoardSnapshot | None) -> None:
+        """Replay what the board stored, then take its full board as the truth."""
+        now = asyncio.get_running_loop().time()
+        self._emit(self.arbiter.recover(changes, snapshot, now))
 
     def _on_timer(self) -> None:
         self._timer = None
@@ -308,7 +218,7 @@ class TableDaemon:
                 # broker first (the sender needs two loop passes to start a publish).
                 self._game_due = True
                 asyncio.get_running_loop().call_later(GAME_DELAY, self._flush_game)
-        if self.arbiter.rotated != self._shown_rotated and self._board_state == "connected":
+        if self.arbiter.rotated != self._shown_rotated and self.board.state == "connected":
             self._publish_board()
         self._arm_timer()
 
@@ -329,25 +239,16 @@ class TableDaemon:
 
     # -- retained state ---------------------------------------------------------------------
 
-    def _set_board(
-        self,
-        state: Literal["connecting", "connected", "disconnected", "error"],
-        error: str | None,
-    ) -> None:
-        self._board_state = state
-        self._board_error = error
-        sdnotify.status(f"board {state}" + (f": {error}" if error else ""))
-        self._publish_board()
-
     def _publish_board(self) -> None:
-        info = self._board_info
+        board = self.board
+        info = board.info
         orientation: Literal["normal", "rotated"] | None = None
-        if self._board_state == "connected":
+        if board.state == "connected":
             orientation = "rotated" if self.arbiter.rotated else "normal"
             self._shown_rotated = self.arbiter.rotated
         self.publisher.set_board(
             payloads.BoardData(
-                state=self._board_state,
+                state=board.state,
                 driver=self.options.board.scheme,
                 uri=str(self.options.board),
                 model=info.trademark,
@@ -355,7 +256,7 @@ class TableDaemon:
                 firmware=info.version,
                 battery=info.battery_percent,
                 orientation=orientation,
-                error=self._board_error,
+                error=board.error,
             )
         )
 
@@ -417,20 +318,17 @@ class TableDaemon:
         if outcome.silent:
             log.warning("ignoring a request with an unusable command name %r", command[:64])
             return
-        setting, link = outcome.set_clock, self._link
+        setting, link = outcome.set_clock, self.board.link
         if setting is not None:
-            if link is None or self._board_state != "connected":
+            clock = None if link is None else link.clock
+            if link is None or self.board.state != "connected":
                 outcome = outcome.failed("the board (and its clock) is not connected")
-            else:
-                await link.send(
-                    codec.clock_set_and_run(
-                        setting.left,
-                        setting.right,
-                        left_runs=setting.left_runs,
-                        right_runs=setting.right_runs,
-                        pause=setting.pause,
-                    )
+            elif clock is None:
+                outcome = outcome.failed(
+                    f"the {self.options.board.scheme} board has no clock the host can set"
                 )
+            else:
+                await clock.set_clock(setting)
         if outcome.new_game:
             game_id = new_game_id(self.options.table)
             if self.game_id == game_id or self.game_id.startswith(game_id + "-"):
@@ -513,17 +411,3 @@ def game_data(
         round=None if assignment is None else assignment.round,
         board=None if assignment is None or assignment.board is None else str(assignment.board),
     )
-
-
-def _backoff(attempt: int, low: float, high: float) -> float:
-    """Capped, jittered exponential backoff."""
-    delay: float = min(high, low * 2.0 ** min(attempt, 10))
-    return delay * random.uniform(0.5, 1.0)
-
-
-def _describe(info: BoardInfo) -> str:
-    parts = [
-        f"serial {info.serial}" if info.serial else "",
-        f"v{info.version}" if info.version else "",
-    ]
-    return ", ".join(p for p in parts if p) or "no identity reported"

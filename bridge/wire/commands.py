@@ -39,6 +39,7 @@ from bridge.arbiter.engine import Arbiter
 from bridge.arbiter.facts import Fact
 from bridge.wire import payloads
 from drivers.events import ClockSide
+from drivers.link import ClockSetting
 
 MAX_REQUEST_BYTES: Final = 4096
 """Larger payloads are refused before they are parsed."""
@@ -209,17 +210,6 @@ class Response(msgspec.Struct, frozen=True, kw_only=True):
     status: Literal["ok", "error"]
     data: dict[str, Any]
     error: str | None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ClockSetting:
-    """What to set on the clock, by its physical sides (for the board link)."""
-
-    left: int
-    right: int
-    left_runs: bool
-    right_runs: bool
-    pause: bool
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

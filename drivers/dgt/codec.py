@@ -28,21 +28,23 @@ from typing import Final
 import chess
 
 from drivers.dgt import protocol as p
+from drivers.dgt.events import (
+    ClockAck,
+    DgtEvent,
+    StoredChange,
+    StoredClockTime,
+    StoredMarker,
+    StoredTag,
+)
 from drivers.events import (
-    BoardEvent,
     BoardInfo,
     BoardSnapshot,
-    ClockAck,
     ClockButton,
     ClockReading,
     ClockSide,
     FrameDropped,
     SquareEmptied,
     SquareOccupied,
-    StoredChange,
-    StoredClockTime,
-    StoredMarker,
-    StoredTag,
 )
 
 __all__ = [
@@ -108,7 +110,7 @@ class DgtCodec:
         """Bytes held for a message not yet complete (at most ``MAX_MESSAGE_SIZE``)."""
         return len(self._msg)
 
-    def feed(self, data: bytes, at: float) -> list[BoardEvent]:
+    def feed(self, data: bytes, at: float) -> list[DgtEvent]:
         """Consume ``data`` received at time ``at``; return the events it completes, in order."""
         out = _Out(at)
         end = len(data)
@@ -358,7 +360,7 @@ class _Out:
 
     def __init__(self, at: float) -> None:
         self.at = at
-        self.events: list[BoardEvent] = []
+        self.events: list[DgtEvent] = []
         self._reason = ""
         self._raw = bytearray()
         self._more = -1  # drops merged into the pending one; -1 = nothing pending
@@ -369,7 +371,7 @@ class _Out:
         self._more += 1
         self._raw += raw[: MAX_RAW_REPORTED - len(self._raw)]
 
-    def emit(self, event: BoardEvent) -> None:
+    def emit(self, event: DgtEvent) -> None:
         self.flush()
         self.events.append(event)
 
@@ -417,14 +419,14 @@ def _hms_time(hours_byte: int, minutes: int, seconds: int) -> int:
     return hours * 3600 + _bcd(minutes) * 60 + _bcd(seconds)
 
 
-def _board_dump(payload: bytes, at: float) -> list[BoardEvent]:
+def _board_dump(payload: bytes, at: float) -> list[DgtEvent]:
     squares: list[chess.Piece | None] = [None] * p.SQUARE_COUNT
     for index, code in enumerate(payload):
         squares[_square(index)] = _piece(code)
     return [BoardSnapshot(squares=tuple(squares), at=at)]
 
 
-def _field_update(payload: bytes, at: float) -> list[BoardEvent]:
+def _field_update(payload: bytes, at: float) -> list[DgtEvent]:
     square = _square(payload[0])
     piece = _piece(payload[1])
     if piece is None:
@@ -432,7 +434,7 @@ def _field_update(payload: bytes, at: float) -> list[BoardEvent]:
     return [SquareOccupied(square=square, piece=piece, at=at)]
 
 
-def _bwtime(payload: bytes, at: float) -> list[BoardEvent]:
+def _bwtime(payload: bytes, at: float) -> list[DgtEvent]:
     if not any(payload):
         return []  # null message seen after clock commands on BT firmware 2.10 (§1.7)
     b3, b4, b5, b6, b7, b8, status = payload
@@ -461,7 +463,7 @@ def _bwtime(payload: bytes, at: float) -> list[BoardEvent]:
     return [reading]
 
 
-def _clock_ack(b3: int, b4: int, b5: int, b6: int, b7: int, b8: int, at: float) -> BoardEvent:
+def _clock_ack(b3: int, b4: int, b5: int, b6: int, b7: int, b8: int, at: float) -> DgtEvent:
     """Reassemble the four ack bytes spread over the BWTIME payload (§1.7)."""
     ack0 = (b4 & 0x7F) | ((b6 << 3) & 0x80)
     ack1 = (b5 & 0x7F) | ((b6 << 2) & 0x80)
@@ -480,30 +482,30 @@ def _ascii(payload: bytes) -> str:
     return payload.decode("ascii").strip(" \t\r\n\x00")
 
 
-def _serialnr(payload: bytes, at: float) -> list[BoardEvent]:
+def _serialnr(payload: bytes, at: float) -> list[DgtEvent]:
     serial = _ascii(payload[: p.SERIAL_DIGITS])
     if not serial:
         raise _InvalidError("empty serial number")
     return [BoardInfo(serial=serial, at=at)]
 
 
-def _long_serialnr(payload: bytes, at: float) -> list[BoardEvent]:
+def _long_serialnr(payload: bytes, at: float) -> list[DgtEvent]:
     serial = _ascii(payload)
     if not serial:
         raise _InvalidError("empty serial number")
     return [BoardInfo(serial=serial, at=at)]
 
 
-def _version(payload: bytes, at: float) -> list[BoardEvent]:
+def _version(payload: bytes, at: float) -> list[DgtEvent]:
     major, minor = payload
     return [BoardInfo(version=f"{major}.{minor:02d}", at=at)]
 
 
-def _trademark(payload: bytes, at: float) -> list[BoardEvent]:
+def _trademark(payload: bytes, at: float) -> list[DgtEvent]:
     return [BoardInfo(trademark=_ascii(payload), at=at)]
 
 
-def _battery(payload: bytes, at: float) -> list[BoardEvent]:
+def _battery(payload: bytes, at: float) -> list[DgtEvent]:
     percent: int | None = payload[0]
     if percent is not None and percent > 100:
         percent = None  # not a level; 0x7F marks "n/a" in this message's other fields (§1.5)
@@ -511,12 +513,12 @@ def _battery(payload: bytes, at: float) -> list[BoardEvent]:
     return [BoardInfo(battery_percent=percent, charging=charging, at=at)]
 
 
-def _busadres(payload: bytes, at: float) -> list[BoardEvent]:
+def _busadres(payload: bytes, at: float) -> list[DgtEvent]:
     address = (payload[0] << 7) | payload[1]
     return [BoardInfo(serial=f"{address:05d}", at=at)]
 
 
-_DECODERS: Final[Mapping[int, Callable[[bytes, float], list[BoardEvent]]]] = MappingProxyType(
+_DECODERS: Final[Mapping[int, Callable[[bytes, float], list[DgtEvent]]]] = MappingProxyType(
     {
         p.MSG_BOARD_DUMP: _board_dump,
         p.MSG_BWTIME: _bwtime,
@@ -553,7 +555,7 @@ def _ee_tag_size(first: int) -> int:
     return 1
 
 
-def _decode_ee_tag(tag: bytes, at: float) -> BoardEvent | None:
+def _decode_ee_tag(tag: bytes, at: float) -> DgtEvent | None:
     """One complete EEPROM tag → event, or ``None`` for NOP and reserved bytes."""
     first = tag[0]
     if p.EE_FIELD_FIRST <= first <= p.EE_FIELD_LAST:

@@ -4,6 +4,10 @@ Opens the port at 9600 8N1, takes the board out of bus mode, identifies it, asks
 board and puts it in UPDATE_NICE mode so that field changes and clock data arrive by themselves
 (board-protocols.md §1.2, §1.10). A keep-alive asks for the serial number every second; a board
 that stays silent for ``dead_after`` seconds is declared lost. All decoding is the codec's.
+
+Capabilities (:mod:`drivers.link`): the board's memory (EE_MOVES, §1.11) and the DGT 3000
+clock's SETNRUN. The DGT-only events of the codec (clock acknowledgements, the stored log) stay
+here; the daemon gets the events of :mod:`drivers.events` only.
 """
 
 from __future__ import annotations
@@ -11,15 +15,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Final
 
 import serial
 import serial_asyncio_fast
 
-from drivers.dgt import codec
+from drivers.dgt import codec, memory
+from drivers.dgt.events import ClockAck, DgtEvent, StoredChange, StoredClockTime, StoredMarker
 from drivers.errors import BoardNotFoundError, LinkLostError, NotABoardError
-from drivers.events import BoardEvent, BoardInfo, BoardSnapshot, merge_info
+from drivers.events import BoardInfo, BoardSnapshot, Occupant, merge_info
+from drivers.link import (
+    BatteryGauge,
+    BoardLink,
+    ClockSetting,
+    EventCallback,
+    LedDisplay,
+    SquareChange,
+)
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +49,9 @@ STARTUP: Final = (
 )
 """What the host sends after opening the port."""
 
+MEMORY_TIMEOUT: Final = 15.0
+"""Seconds to wait for the board's memory (a full DGT EEPROM takes about 8 s at 9600 baud)."""
+
 
 class DgtSerialLink:
     """One open connection to a DGT board; ``run()`` reads until the link dies."""
@@ -43,7 +59,7 @@ class DgtSerialLink:
     def __init__(
         self,
         path: str,
-        on_event: Callable[[BoardEvent], None],
+        on_event: EventCallback,
         *,
         identify_timeout: float = 3.0,
         keepalive: float = 1.0,
@@ -57,8 +73,67 @@ class DgtSerialLink:
         self.codec = codec.DgtCodec()
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
-        self.info = BoardInfo(at=0.0)
+        self._info = BoardInfo(at=0.0)
         self._write_lock = asyncio.Lock()
+        self._stored: list[DgtEvent] | None = None
+        self._stored_arrived = asyncio.Event()
+
+    # -- capabilities (drivers.link) ------------------------------------------------------------
+
+    @property
+    def info(self) -> BoardInfo:
+        """What the board said of itself during ``open()``."""
+        return self._info
+
+    @property
+    def memory(self) -> DgtSerialLink:
+        """The board's EEPROM log of changes: :meth:`recall`."""
+        return self
+
+    @property
+    def clock(self) -> DgtSerialLink:
+        """The DGT 3000 behind the board: :meth:`set_clock`."""
+        return self
+
+    @property
+    def leds(self) -> LedDisplay | None:
+        """A DGT serial board has no square lights."""
+        return None
+
+    @property
+    def battery(self) -> BatteryGauge | None:
+        """A DGT serial board is powered by its cable."""
+        return None
+
+    async def recall(self, last_seen: Sequence[Occupant | None]) -> list[SquareChange] | None:
+        """Ask for the board's memory (EE_MOVES) and read the changes made since ``last_seen``.
+
+        Waits for the first stored entries, at most ``MEMORY_TIMEOUT`` seconds.
+        """
+        self._stored = []
+        self._stored_arrived.clear()
+        try:
+            await self.send(codec.ee_moves())
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stored_arrived.wait(), MEMORY_TIMEOUT)
+            stored = self._stored
+        finally:
+            self._stored = None
+        return memory.changes_since(stored, last_seen)
+
+    async def set_clock(self, setting: ClockSetting) -> None:
+        """SETNRUN: both times, and which side counts down (or pause)."""
+        await self.send(
+            codec.clock_set_and_run(
+                setting.left,
+                setting.right,
+                left_runs=setting.left_runs,
+                right_runs=setting.right_runs,
+                pause=setting.pause,
+            )
+        )
+
+    # -- the connection -----------------------------------------------------------------------
 
     async def open(self) -> None:
         """Open the port and check that a DGT board answers; raise a ``LinkError`` if not."""
@@ -116,7 +191,7 @@ class DgtSerialLink:
                 if not data:
                     raise LinkLostError(self.path, f"board at {self.path} closed the connection")
                 for event in self.codec.feed(data, loop.time()):
-                    self._on_event(event)
+                    self._dispatch(event)
         finally:
             keepalive.cancel()
             await self.close()
@@ -142,10 +217,21 @@ class DgtSerialLink:
             for event in self.codec.feed(data, loop.time()):
                 if isinstance(event, BoardInfo):
                     seen_version = seen_version or event.version is not None
-                    self.info = merge_info(self.info, event)
+                    self._info = merge_info(self._info, event)
                 elif isinstance(event, BoardSnapshot):
                     seen_board = True
-                self._on_event(event)
+                self._dispatch(event)
+
+    def _dispatch(self, event: DgtEvent) -> None:
+        """Generic events to the callback; the stored log to :meth:`recall`; acks nowhere."""
+        if isinstance(event, StoredChange | StoredMarker | StoredClockTime):
+            stored = self._stored
+            if stored is not None:
+                stored.append(event)
+                # Set after the rest of this message: the codec reports a whole answer at once.
+                asyncio.get_running_loop().call_soon(self._stored_arrived.set)
+        elif not isinstance(event, ClockAck):
+            self._on_event(event)
 
     async def _keep_alive(self) -> None:
         while True:
@@ -159,3 +245,8 @@ def _reason(exc: BaseException) -> str:
     if isinstance(exc, PermissionError) or "Permission denied" in str(exc):
         return "permission denied (is the user in the dialout group?)"
     return str(exc) or type(exc).__name__
+
+
+def create(path: str, on_event: EventCallback) -> BoardLink:
+    """The registry's factory (``drivers.create_link``): a DGT board on the port at ``path``."""
+    return DgtSerialLink(path, on_event)

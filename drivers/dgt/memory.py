@@ -14,15 +14,16 @@ from collections.abc import Sequence
 
 import chess
 
-from drivers.events import BoardEvent, StoredChange, StoredMarker, StoredTag
+from drivers.dgt.events import DgtEvent, StoredChange, StoredMarker, StoredTag
+from drivers.events import Occupant
 
-Change = tuple[chess.Square, chess.Piece | None]
+Change = tuple[chess.Square, Occupant | None]
 
 _FULL_LISTING = frozenset({StoredTag.POWER_UP, StoredTag.START_GAME})
 
 
 def changes_since(
-    stored: Sequence[BoardEvent], last_seen: Sequence[chess.Piece | None]
+    stored: Sequence[DgtEvent], last_seen: Sequence[Occupant | None]
 ) -> list[Change] | None:
     """The stored changes made after the board last looked like ``last_seen`` (board frame).
 
@@ -36,7 +37,7 @@ def changes_since(
             start = i
     if start is None:
         return None
-    board: list[chess.Piece | None] = [None] * 64
+    board: list[Occupant | None] = [None] * 64
     changes: list[Change] = []
     target = list(last_seen)
     synced: int | None = None

@@ -10,7 +10,7 @@ from typing import Any
 import chess
 import pytest
 
-from bridge.demo.run import perform
+from bridge.demo.game import perform
 from drivers.choreography import Style
 from drivers.dgt.emulator import DgtEmulator
 from tests.conftest import Mosquitto, Subscribe, Subscription

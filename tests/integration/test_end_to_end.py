@@ -18,7 +18,7 @@ from typing import Any
 import chess
 import pytest
 
-from bridge.demo.run import OPERA_GAME, perform, press_side
+from bridge.demo.game import OPERA_GAME, perform, press_side
 from drivers.choreography import Style
 from drivers.dgt.emulator import DgtEmulator
 from tests.conftest import Mosquitto, Subscribe, Subscription

@@ -25,7 +25,7 @@ import aiomqtt
 import chess
 import pytest
 
-from bridge.demo.run import OPERA_GAME, press_side
+from bridge.demo.game import OPERA_GAME, press_side
 from drivers.choreography import Lift, Style, steps
 from drivers.dgt.emulator import DgtEmulator
 from tests.conftest import (

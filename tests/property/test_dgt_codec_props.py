@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from drivers.dgt.codec import MAX_MESSAGE_SIZE, MAX_RAW_REPORTED, DgtCodec
-from drivers.events import BoardEvent, FrameDropped
+from drivers.dgt.events import DgtEvent
+from drivers.events import FrameDropped
 
 AT = 3.0
 SETTINGS = settings(max_examples=60, deadline=None)
@@ -94,15 +95,15 @@ def split(data: bytes, cuts: list[int]) -> list[bytes]:
     return [data[a:b] for a, b in itertools.pairwise(points)]
 
 
-def feed_chunks(chunks: list[bytes]) -> tuple[list[BoardEvent], DgtCodec]:
+def feed_chunks(chunks: list[bytes]) -> tuple[list[DgtEvent], DgtCodec]:
     codec = DgtCodec()
-    events: list[BoardEvent] = []
+    events: list[DgtEvent] = []
     for chunk in chunks:
         events += codec.feed(chunk, AT)
     return events, codec
 
 
-def kept(events: list[BoardEvent]) -> list[BoardEvent]:
+def kept(events: list[DgtEvent]) -> list[DgtEvent]:
     return [e for e in events if not isinstance(e, FrameDropped)]
 
 

@@ -17,8 +17,9 @@ from bridge.arbiter.engine import Arbiter, EngineConfig
 from bridge.arbiter.facts import AlertRaised, GameEnded
 from bridge.table.daemon import SavedGame, game_data
 from bridge.wire import commands
-from bridge.wire.commands import Assignment, ClockSetting, CommandOutcome, RejectedError
+from bridge.wire.commands import Assignment, CommandOutcome, RejectedError
 from drivers.events import ClockReading, ClockSide
+from drivers.link import ClockSetting
 
 WALL = 1_800_000_000.0
 """The wall clock of these tests (2027-01-15)."""

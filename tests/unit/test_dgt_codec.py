@@ -12,21 +12,23 @@ import pytest
 
 from drivers.dgt import codec
 from drivers.dgt.codec import DgtCodec
+from drivers.dgt.events import (
+    ClockAck,
+    DgtEvent,
+    StoredChange,
+    StoredClockTime,
+    StoredMarker,
+    StoredTag,
+)
 from drivers.events import (
-    BoardEvent,
     BoardInfo,
     BoardSnapshot,
-    ClockAck,
     ClockButton,
     ClockReading,
     ClockSide,
     FrameDropped,
     SquareEmptied,
     SquareOccupied,
-    StoredChange,
-    StoredClockTime,
-    StoredMarker,
-    StoredTag,
 )
 
 AT = 12.5
@@ -58,21 +60,21 @@ PIECE_TABLE = {
 }
 
 
-def feed(data: bytes, at: float = AT) -> tuple[list[BoardEvent], DgtCodec]:
+def feed(data: bytes, at: float = AT) -> tuple[list[DgtEvent], DgtCodec]:
     c = DgtCodec()
     return c.feed(data, at), c
 
 
-def only(events: list[BoardEvent]) -> BoardEvent:
+def only(events: list[DgtEvent]) -> DgtEvent:
     assert len(events) == 1, events
     return events[0]
 
 
-def drops(events: list[BoardEvent]) -> list[FrameDropped]:
+def drops(events: list[DgtEvent]) -> list[FrameDropped]:
     return [e for e in events if isinstance(e, FrameDropped)]
 
 
-def kept(events: list[BoardEvent]) -> list[BoardEvent]:
+def kept(events: list[DgtEvent]) -> list[DgtEvent]:
     return [e for e in events if not isinstance(e, FrameDropped)]
 
 

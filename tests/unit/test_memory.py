@@ -7,18 +7,19 @@ import chess
 from bridge.arbiter.engine import Arbiter
 from bridge.arbiter.facts import AlertRaised, CompletedBy, MovePlayed
 from drivers.choreography import Lift, Step, steps
+from drivers.dgt.events import DgtEvent, StoredChange, StoredMarker, StoredTag
 from drivers.dgt.memory import changes_since
-from drivers.events import BoardEvent, BoardSnapshot, StoredChange, StoredMarker, StoredTag
+from drivers.events import BoardSnapshot
 
 
-def listing(board: chess.Board) -> list[BoardEvent]:
+def listing(board: chess.Board) -> list[DgtEvent]:
     """What a board stores at power-up: the marker, then every piece."""
-    out: list[BoardEvent] = [StoredMarker(tag=StoredTag.POWER_UP, at=0.0)]
+    out: list[DgtEvent] = [StoredMarker(tag=StoredTag.POWER_UP, at=0.0)]
     out += [StoredChange(square=sq, piece=p, at=0.0) for sq, p in board.piece_map().items()]
     return out
 
 
-def stored(seq: list[Step]) -> list[BoardEvent]:
+def stored(seq: list[Step]) -> list[DgtEvent]:
     return [
         StoredChange(square=s.square, piece=None if isinstance(s, Lift) else s.piece, at=0.0)
         for s in seq
@@ -27,9 +28,9 @@ def stored(seq: list[Step]) -> list[BoardEvent]:
 
 def played(
     board: chess.Board, *sans: str, touch_first: chess.Square | None = None
-) -> list[BoardEvent]:
+) -> list[DgtEvent]:
     """The stored changes of ``sans`` played by hand on ``board`` (which is advanced)."""
-    out: list[BoardEvent] = []
+    out: list[DgtEvent] = []
     for san in sans:
         move = board.parse_san(san)
         if touch_first is not None and not out:
@@ -75,7 +76,7 @@ def test_recover_replays_four_plies_as_reconstructed_moves() -> None:
     board = chess.Board()
     arbiter = Arbiter()
     log = listing(board) + played(board, "e4", "e5", "Nf3", "Nc6")
-    facts = arbiter.recover(log, snapshot(board), 10.0)
+    facts = arbiter.recover(changes_since(log, arbiter.last_seen()), snapshot(board), 10.0)
     moves = [f for f in facts if isinstance(f, MovePlayed)]
     assert [m.san for m in moves] == ["e4", "e5", "Nf3", "Nc6"]
     assert {m.completed_by for m in moves} == {CompletedBy.RECONSTRUCTED}
@@ -95,7 +96,7 @@ def test_recovered_moves_are_judged_by_article_4_too() -> None:
         StoredChange(square=chess.E4, piece=pawn, at=0.0),
     ]
     board.push_san("e4")
-    facts = arbiter.recover(log, snapshot(board), 10.0)
+    facts = arbiter.recover(changes_since(log, arbiter.last_seen()), snapshot(board), 10.0)
     assert [f.san for f in facts if isinstance(f, MovePlayed)] == ["e4"]
     assert [f.kind for f in facts if isinstance(f, AlertRaised)] == ["touch_move"]
 

@@ -1,0 +1,181 @@
+"""The board supervisor: one board link kept open, whatever its family, for the table.
+
+It builds the link from the board URI through the drivers' registry (``drivers.create_link``)
+and knows only the :class:`~drivers.link.BoardLink` protocol. It opens the link, reconnects with
+capped, jittered backoff when it dies, and after a reconnect (or when a game is resumed) asks the
+board what happened while nobody listened: the events that arrive meanwhile are held, the
+board's own memory is recalled if the link has one (:class:`~drivers.link.BoardMemory`), the
+table replays it with the full board, and then gets what was held. Everything else goes to the
+table as it arrives: physical events, the board's identity and health, the link's state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Callable, Sequence
+from typing import Literal, Protocol
+
+from bridge.backoff import Backoff
+from drivers import BoardUri, create_link
+from drivers.errors import LinkError
+from drivers.events import BoardEvent, BoardInfo, BoardSnapshot, Occupant, merge_info
+from drivers.link import BoardLink, EventCallback, SquareChange
+
+log = logging.getLogger("chessbridge")
+
+LinkState = Literal["connecting", "connected", "disconnected", "error"]
+LinkFactory = Callable[[BoardUri, EventCallback], BoardLink]
+
+
+class BoardSink(Protocol):
+    """What a supervisor feeds: a table (its engine and publisher)."""
+
+    def board_event(self, event: BoardEvent) -> None:
+        """A live physical event."""
+
+    def board_changed(self) -> None:
+        """The link's state or the board's identity changed (see the supervisor's attributes)."""
+
+    def last_seen(self) -> Sequence[Occupant | None]:
+        """The board as the table last saw it, in the board's frame (for its memory)."""
+        ...
+
+    def recovered(self, changes: list[SquareChange] | None, snapshot: BoardSnapshot | None) -> None:
+        """What the board stored while nobody listened (if it could say), then its full board."""
+
+
+class BoardSupervisor:
+    """Keeps the board at ``uri`` connected for ``sink``; see the module docstring."""
+
+    def __init__(
+        self,
+        uri: BoardUri,
+        sink: BoardSink,
+        *,
+        reconnect_min: float = 0.5,
+        reconnect_max: float = 10.0,
+        link_factory: LinkFactory = create_link,
+    ) -> None:
+        self.uri = uri
+        self.state: LinkState = "connecting"
+        self.error: str | None = None
+        self.info = BoardInfo(at=0.0)
+        self.link: BoardLink | None = None
+        self.first_open = asyncio.Event()
+        self._sink = sink
+        self._backoff = Backoff(reconnect_min, reconnect_max)
+        self._factory = link_factory
+        self._holding: list[BoardEvent] | None = None
+
+    async def open(self, *, recover: bool) -> None:
+        """Open the board the first time; a board that cannot be opened raises ``LinkError``.
+
+        With ``recover`` (a game resumed), events are held until :meth:`run` has recalled what
+        the board stored.
+        """
+        link = self._new_link()
+        self._holding = [] if recover else None
+        await link.open()
+        self._connected(link)
+
+    async def run(self, *, recover: bool) -> None:
+        """Serve the link opened by :meth:`open`, reconnecting for ever when it dies."""
+        link = self.link
+        assert link is not None, "open() first"
+        while True:
+            try:
+                await self._serve(link, recover)
+            except LinkError as exc:
+                log.warning("%s; reconnecting", exc)
+                self._set_state("disconnected", str(exc))
+            self._holding = None
+            link = await self._reconnect()
+            recover = True
+
+    async def _reconnect(self) -> BoardLink:
+        while True:
+            delay = self._backoff.next()
+            await asyncio.sleep(delay)
+            link = self._new_link()
+            self._holding = []
+            try:
+                await link.open()
+            except LinkError as exc:
+                log.warning("%s; retrying in %.1f s", exc, delay)
+                continue
+            self._backoff.reset()
+            self._connected(link)
+            return link
+
+    async def _serve(self, link: BoardLink, recover: bool) -> None:
+        """Read the board until the link dies; first, if asked, recover what it stored."""
+        reader = asyncio.create_task(link.run(), name="board-reader")
+        try:
+            if recover:
+                changes = None
+                memory = link.memory
+                if memory is not None:
+                    recall = asyncio.create_task(memory.recall(self._sink.last_seen()))
+                    done, _ = await asyncio.wait(
+                        {reader, recall}, return_when=asyncio.FIRST_COMPLETED
+                    )
+                    if recall in done:
+                        changes = recall.result()
+                    else:
+                        recall.cancel()
+                self._release(changes)
+            await reader
+        finally:
+            reader.cancel()
+
+    def _release(self, changes: list[SquareChange] | None) -> None:
+        """Replay the board's memory and its full board, then what arrived meanwhile."""
+        held = self._holding
+        if held is None:
+            return
+        self._holding = None
+        snapshots = [e for e in held if isinstance(e, BoardSnapshot)]
+        if changes:
+            log.info("read %d stored changes from the board's memory", len(changes))
+        self._sink.recovered(changes, snapshots[-1] if snapshots else None)
+        for event in held:
+            if not isinstance(event, BoardSnapshot):
+                self._sink.board_event(event)
+
+    def _new_link(self) -> BoardLink:
+        link = self._factory(self.uri, self._on_event)
+        self.link = link
+        return link
+
+    def _connected(self, link: BoardLink) -> None:
+        self.first_open.set()
+        self.info = link.info
+        self._set_state("connected", None)
+        log.info("board %s connected (%s)", self.uri, _describe(link.info))
+
+    def _set_state(self, state: LinkState, error: str | None) -> None:
+        self.state = state
+        self.error = error
+        self._sink.board_changed()
+
+    def _on_event(self, event: BoardEvent) -> None:
+        if isinstance(event, BoardInfo):
+            merged = merge_info(self.info, event)
+            changed = dataclasses.replace(merged, at=0.0) != dataclasses.replace(self.info, at=0.0)
+            self.info = merged
+            if changed and self.first_open.is_set():
+                self._sink.board_changed()
+        elif self._holding is not None:
+            self._holding.append(event)
+        else:
+            self._sink.board_event(event)
+
+
+def _describe(info: BoardInfo) -> str:
+    parts = [
+        f"serial {info.serial}" if info.serial else "",
+        f"v{info.version}" if info.version else "",
+    ]
+    return ", ".join(p for p in parts if p) or "no identity reported"

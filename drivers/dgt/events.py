@@ -1,0 +1,71 @@
+"""Events only the DGT codec reports: clock acknowledgements and the board's stored log.
+
+The DGT link consumes them (the log is how it recovers moves made while nobody listened); the
+daemon sees only the events of :mod:`drivers.events`.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+import chess
+
+from drivers.events import BoardEvent, ClockSide
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClockAck:
+    """The clock acknowledged a command (``command`` is the echoed command code)."""
+
+    command: int
+    error: bool
+    data: tuple[int, int, int, int]
+    at: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoredChange:
+    """A change read back from the board's own memory (DGT EEPROM), oldest first."""
+
+    square: chess.Square
+    piece: chess.Piece | None
+    at: float
+
+
+class StoredTag(enum.Enum):
+    """A one-byte marker in the DGT EEPROM move store (board-protocols.md §1.11)."""
+
+    POWER_UP = "power_up"
+    FOUR_ROWS = "four_rows"
+    EMPTY_BOARD = "empty_board"
+    DOWNLOADED = "downloaded"
+    BEGIN_POSITION = "begin_position"
+    BEGIN_POSITION_ROTATED = "begin_position_rotated"
+    START_GAME = "start_game"
+    WATCHDOG = "watchdog"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoredMarker:
+    """A marker read back from the board's memory, in order with ``StoredChange`` events.
+
+    ``POWER_UP`` and ``START_GAME`` are followed by one ``StoredChange`` per piece on the board;
+    ``BEGIN_POSITION``/``BEGIN_POSITION_ROTATED`` say the start position stood on the board.
+    """
+
+    tag: StoredTag
+    at: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoredClockTime:
+    """A clock time the board stored at a lever press: ``side`` showed ``seconds`` remaining."""
+
+    side: ClockSide
+    seconds: int
+    at: float
+
+
+DgtEvent = BoardEvent | ClockAck | StoredChange | StoredMarker | StoredClockTime
+"""Everything the DGT codec can report."""

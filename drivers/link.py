@@ -1,0 +1,129 @@
+"""The seam between the daemon and every board family: what a board link is and may do.
+
+A link is one open connection to one board, over whatever transport its family uses (a serial
+port, Bluetooth LE). The daemon knows only this :class:`BoardLink` protocol: it opens the link,
+receives the board's physical events through the ``on_event`` callback given to the link's
+factory (``drivers.create_link``), and closes it. Everything a family may or may not be able to
+do beyond that is an optional *capability*, ``None`` when the family lacks it, so the daemon
+asks instead of assuming:
+
+- :class:`BoardMemory`: recall what the board stored while nobody listened (DGT EEPROM);
+- :class:`ClockControl`: set and start the clock behind the board (DGT 3000);
+- :class:`LedDisplay`: light squares (Chessnut, Millennium, Certabo);
+- :class:`BatteryGauge`: read the battery level (Bluetooth boards).
+
+Links raise :class:`~drivers.errors.LinkError` subclasses: ``BoardNotFoundError`` when the board
+cannot be reached at all, ``NotABoardError`` when something answers but not as the family does,
+``LinkLostError`` when an open link dies. Board *bytes* never raise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import chess
+
+from drivers.events import BoardEvent, BoardInfo, Occupant
+
+EventCallback = Callable[[BoardEvent], None]
+"""Receives each physical event, in order, in the event loop's thread."""
+
+SquareChange = tuple[chess.Square, Occupant | None]
+"""A square and what it holds after a change (``None``: empty), in the board's own frame."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClockSetting:
+    """What to set on the clock, by its physical sides."""
+
+    left: int
+    """Seconds on the left display."""
+    right: int
+    """Seconds on the right display."""
+    left_runs: bool
+    right_runs: bool
+    pause: bool
+
+
+class BoardMemory(Protocol):
+    """A board that logs every change while it is powered, and can be asked for the log."""
+
+    async def recall(self, last_seen: Sequence[Occupant | None]) -> list[SquareChange] | None:
+        """The changes made since the board last looked like ``last_seen`` (its own frame).
+
+        ``None`` when the log cannot say (no starting point in it, or the board did not answer):
+        the caller then relies on the full board alone.
+        """
+        ...
+
+
+class ClockControl(Protocol):
+    """A clock the host can set."""
+
+    async def set_clock(self, setting: ClockSetting) -> None:
+        """Set both times and which side runs (or pause)."""
+        ...
+
+
+class LedDisplay(Protocol):
+    """Lights on or beside the squares."""
+
+    async def show(self, squares: Collection[chess.Square]) -> None:
+        """Light exactly ``squares`` (board frame); an empty collection turns every light off."""
+        ...
+
+
+class BatteryGauge(Protocol):
+    """A battery the host can ask about."""
+
+    async def battery(self) -> int | None:
+        """The charge in percent, or ``None`` if the board did not say."""
+        ...
+
+
+class BoardLink(Protocol):
+    """One connection to one board.
+
+    ``open()`` connects and checks that the board answers as its family does (raising a
+    ``LinkError`` otherwise); ``run()`` then delivers events until the link dies (raising
+    ``LinkLostError``) or is cancelled; ``close()`` is idempotent.
+    """
+
+    @property
+    def info(self) -> BoardInfo:
+        """What the board said of itself so far (model, serial, firmware, battery)."""
+        ...
+
+    @property
+    def memory(self) -> BoardMemory | None:
+        """The board's own log of changes, if it keeps one."""
+        ...
+
+    @property
+    def clock(self) -> ClockControl | None:
+        """The clock behind the board, if the host can set it."""
+        ...
+
+    @property
+    def leds(self) -> LedDisplay | None:
+        """The board's square lights, if it has any."""
+        ...
+
+    @property
+    def battery(self) -> BatteryGauge | None:
+        """The board's battery, if the host can read it."""
+        ...
+
+    async def open(self) -> None:
+        """Connect and identify the board."""
+        ...
+
+    async def run(self) -> None:
+        """Deliver events to the callback until the link dies."""
+        ...
+
+    async def close(self) -> None:
+        """Disconnect (idempotent)."""
+        ...

@@ -1,0 +1,178 @@
+"""The board supervisor against a scripted link: open, recover, reconnect, hold and release.
+
+The link here is a behavioural fake of the ``BoardLink`` protocol (a scripted board, as
+python-chess's ``MockTransport`` is a scripted engine); the real DGT link is exercised against
+the pty emulator in tests/integration.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import chess
+import pytest
+
+from bridge.table.supervisor import BoardSupervisor
+from drivers import BoardUri
+from drivers.errors import BoardNotFoundError, LinkLostError
+from drivers.events import BoardEvent, BoardInfo, BoardSnapshot, Occupant, SquareEmptied
+from drivers.link import (
+    BatteryGauge,
+    BoardLink,
+    ClockControl,
+    EventCallback,
+    LedDisplay,
+    SquareChange,
+)
+
+START = tuple(chess.Board().piece_at(sq) for sq in chess.SQUARES)
+
+
+class ScriptedBoard:
+    """A board behind a scripted link: how each open goes, what it says, what it stored."""
+
+    def __init__(self, opens: list[bool], stored: list[SquareChange] | None) -> None:
+        self.opens = opens
+        self.stored = stored
+        self.links: list[ScriptedLink] = []
+        self.recalled_with: list[list[Occupant | None]] = []
+
+    def factory(self, uri: BoardUri, on_event: EventCallback) -> BoardLink:
+        link = ScriptedLink(self, on_event, self.opens.pop(0))
+        self.links.append(link)
+        return link
+
+
+class ScriptedLink:
+    def __init__(self, board: ScriptedBoard, on_event: EventCallback, opens: bool) -> None:
+        self.board = board
+        self.on_event = on_event
+        self.opens = opens
+        self.dead = asyncio.Event()
+
+    @property
+    def info(self) -> BoardInfo:
+        return BoardInfo(at=0.0, serial="42")
+
+    @property
+    def memory(self) -> ScriptedLink:
+        return self
+
+    @property
+    def clock(self) -> ClockControl | None:
+        return None
+
+    @property
+    def leds(self) -> LedDisplay | None:
+        return None
+
+    @property
+    def battery(self) -> BatteryGauge | None:
+        return None
+
+    async def recall(self, last_seen: Sequence[Occupant | None]) -> list[SquareChange] | None:
+        self.board.recalled_with.append(list(last_seen))
+        self.on_event(SquareEmptied(square=chess.E2, at=1.0))  # live, during the recall
+        return self.board.stored
+
+    async def open(self) -> None:
+        if not self.opens:
+            raise BoardNotFoundError("/dev/x", "no board at /dev/x")
+        self.on_event(BoardSnapshot(squares=START, at=0.5))
+
+    async def run(self) -> None:
+        await self.dead.wait()
+        raise LinkLostError("/dev/x", "board at /dev/x lost")
+
+    async def close(self) -> None:
+        pass
+
+
+class Table:
+    """Records what the supervisor feeds, in order."""
+
+    def __init__(self) -> None:
+        self.log: list[tuple[str, object]] = []
+        self.supervisor: BoardSupervisor | None = None
+
+    def board_event(self, event: BoardEvent) -> None:
+        self.log.append(("event", type(event).__name__))
+
+    def board_changed(self) -> None:
+        assert self.supervisor is not None
+        self.log.append(("state", self.supervisor.state))
+
+    def last_seen(self) -> Sequence[Occupant | None]:
+        return START
+
+    def recovered(self, changes: list[SquareChange] | None, snapshot: BoardSnapshot | None) -> None:
+        self.log.append(("recovered", (changes, snapshot is not None)))
+
+
+def supervised(board: ScriptedBoard) -> tuple[BoardSupervisor, Table]:
+    table = Table()
+    supervisor = BoardSupervisor(
+        BoardUri("dgt", "/dev/x"),
+        table,
+        reconnect_min=0.01,
+        reconnect_max=0.02,
+        link_factory=board.factory,
+    )
+    table.supervisor = supervisor
+    return supervisor, table
+
+
+async def test_a_fresh_game_gets_events_live_and_recalls_nothing() -> None:
+    board = ScriptedBoard([True], stored=[(chess.E2, None)])
+    supervisor, table = supervised(board)
+    await supervisor.open(recover=False)
+    task = asyncio.create_task(supervisor.run(recover=False))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    assert table.log == [("event", "BoardSnapshot"), ("state", "connected")]
+    assert board.recalled_with == []
+
+
+async def test_a_resumed_game_holds_events_until_the_memory_is_replayed() -> None:
+    changes: list[SquareChange] = [(chess.E2, None), (chess.E4, chess.Piece(chess.PAWN, True))]
+    board = ScriptedBoard([True], stored=changes)
+    supervisor, table = supervised(board)
+    await supervisor.open(recover=True)
+    task = asyncio.create_task(supervisor.run(recover=True))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    assert table.log == [
+        ("state", "connected"),
+        ("recovered", (changes, True)),  # the full board read at open, after the memory
+        ("event", "SquareEmptied"),  # what arrived during the recall, after both
+    ]
+    assert board.recalled_with == [list(START)]
+
+
+async def test_a_lost_link_is_reopened_with_backoff_and_recovers() -> None:
+    board = ScriptedBoard([True, False, False, True], stored=None)
+    supervisor, table = supervised(board)
+    await supervisor.open(recover=False)
+    task = asyncio.create_task(supervisor.run(recover=False))
+    await asyncio.sleep(0.02)
+    board.links[0].dead.set()
+    for _ in range(100):
+        await asyncio.sleep(0.02)
+        if len(board.links) == 4 and ("recovered", (None, True)) in table.log:
+            break
+    task.cancel()
+    assert len(board.links) == 4
+    assert ("state", "disconnected") in table.log
+    assert table.log[-3:] == [
+        ("state", "connected"),
+        ("recovered", (None, True)),
+        ("event", "SquareEmptied"),
+    ]
+    assert (supervisor.state, supervisor.error) == ("connected", None)
+
+
+async def test_a_board_that_cannot_be_opened_at_start_raises() -> None:
+    supervisor, _ = supervised(ScriptedBoard([False], stored=None))
+    with pytest.raises(BoardNotFoundError, match="no board"):
+        await supervisor.open(recover=False)
