@@ -315,7 +315,12 @@ class _CommandSplitter:
 
 
 class DgtEmulator:
-    """A DGT e-board (+ DGT 3000 clock) on a pty; squares are names in the player's frame."""
+    """A DGT e-board (+ DGT 3000 clock) on a pty; squares are names in the player's frame.
+
+    Satisfies :class:`drivers.emulation.EmulatedBoard` (``dgt:`` + :attr:`address`).
+    """
+
+    scheme: Final = "dgt"
 
     def __init__(
         self,
@@ -401,6 +406,11 @@ class DgtEmulator:
         tb: TracebackType | None,
     ) -> None:
         await self.stop()
+
+    @property
+    def address(self) -> str:
+        """The pty path: the board URI is ``dgt:{address}``."""
+        return self.path
 
     @property
     def path(self) -> str:

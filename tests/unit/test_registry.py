@@ -55,3 +55,11 @@ def test_the_serial_daemon_path_never_imports_the_bluetooth_stack() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_the_dgt_emulator_is_an_emulated_board() -> None:
+    from drivers.dgt.emulator import DgtEmulator
+    from drivers.emulation import EmulatedBoard
+
+    board: EmulatedBoard = DgtEmulator()  # checked by mypy: the protocol is satisfied
+    assert board.scheme == "dgt"
