@@ -124,9 +124,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     watch.add_argument("--table", metavar="ID", help="only this table (default: all)")
     watch.add_argument(
-        "--broker", metavar="URL", default="mqtt://localhost:1883", help="broker URL"
+        "--broker",
+        metavar="URL",
+        help="broker URL (default: the config's [broker] url, else mqtt://localhost:1883)",
     )
-    watch.add_argument("--config", metavar="FILE", type=Path, help="TOML config (credentials)")
+    watch.add_argument(
+        "--config", metavar="FILE", type=Path, help="TOML config ([broker] url and credentials)"
+    )
     watch.add_argument("--plain", action="store_true", help="one line per event, no screen")
     watch.set_defaults(func=_cmd_watch)
 
@@ -213,12 +217,16 @@ def _default_state_dir(table: str) -> Path:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from bridge.demo.run import run_demo
+    from bridge.demo.run import DemoError, run_demo
 
     if args.speed <= 0:
         print("chessbridge: --speed must be positive", file=sys.stderr)
         return EXIT_USAGE
-    code: int = asyncio.run(run_demo(speed=args.speed, table=args.table, view=not args.no_view))
+    try:
+        code: int = asyncio.run(run_demo(speed=args.speed, table=args.table, view=not args.no_view))
+    except DemoError as exc:
+        print(f"chessbridge: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     return code
 
 
@@ -233,7 +241,7 @@ def _cmd_watch(args: argparse.Namespace) -> int:
 
     async def view() -> int:
         return await watch(
-            args.broker,
+            args.broker or config.broker.url or "mqtt://localhost:1883",
             table=args.table,
             plain=args.plain,
             username=config.broker.username,

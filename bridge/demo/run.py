@@ -38,6 +38,10 @@ from drivers.dgt.emulator import DgtEmulator
 log = logging.getLogger("chessbridge.demo")
 
 
+class DemoError(Exception):
+    """The demo cannot start; the message says why and what to do."""
+
+
 async def run_demo(*, speed: float, table: str, view: bool, game: DemoGame = OPERA_GAME) -> int:
     """Run the demo; 0 when the daemon published the game's result, 1 otherwise."""
     port = _free_port()
@@ -129,7 +133,13 @@ def _free_port() -> int:
 
 
 async def _start_broker(port: int) -> Any:  # amqtt ships no type hints
-    from amqtt.broker import Broker  # only the demo needs it
+    try:
+        from amqtt.broker import Broker  # only the demo needs it: the `demo` extra
+    except ImportError as exc:
+        raise DemoError(
+            "the demo's embedded MQTT broker is not installed: pip install 'chessbridge[demo]', "
+            "or give the demo a broker of your own with --broker URL"
+        ) from exc
 
     for name in ("amqtt", "transitions"):
         logging.getLogger(name).setLevel(logging.ERROR)

@@ -44,6 +44,10 @@ from drivers.link import ClockSetting
 MAX_REQUEST_BYTES: Final = 4096
 """Larger payloads are refused before they are parsed."""
 
+MAX_NESTING: Final = 16
+"""Deepest nesting of arrays and objects a request may have (real ones need 3): checked before
+decoding, so the answer never depends on the interpreter's recursion limit."""
+
 MAX_TRANSACTION: Final = 64
 """Longest ``transaction`` echoed back."""
 
@@ -302,12 +306,16 @@ def handle(
             None,
             f"request too large: {len(payload)} bytes, at most {MAX_REQUEST_BYTES} allowed",
         )
+    if _nesting(payload) > MAX_NESTING:
+        return _error(
+            command,
+            None,
+            f"request is not valid JSON: nested too deeply (more than {MAX_NESTING} levels)",
+        )
     try:
         raw = msgspec.json.decode(payload)
     except msgspec.DecodeError as exc:
         return _error(command, None, f"request is not valid JSON: {exc}")
-    except RecursionError:
-        return _error(command, None, "request is not valid JSON: nested too deeply")
     if not isinstance(raw, dict):
         return _error(command, None, "the request must be one JSON object")
     transaction = raw.get("transaction")
@@ -619,3 +627,25 @@ def _ending(ctx: _Context) -> tuple[Fact, ...]:
     if ending is None:
         return ()
     return (arbiter.set_result(ending.result, ending.reason, ending.article, ctx.now),)
+
+
+def _nesting(payload: bytes) -> int:
+    """The deepest nesting of ``[`` and ``{`` in ``payload``, brackets inside strings ignored."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for byte in payload:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:  # closing quote
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):  # [ {
+            depth += 1
+            deepest = max(deepest, depth)
+        elif byte in (0x5D, 0x7D):  # ] }
+            depth -= 1
+    return deepest

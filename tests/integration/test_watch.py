@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import io
+import signal
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import aiomqtt
 import chess
@@ -373,3 +375,36 @@ async def test_screen_mode_redraws_on_a_terminal(mosquitto: Mosquitto, table_id:
     assert "4  .  .  .  . [P] .  .  ." in text
     assert text.endswith("\x1b[?25h")  # the cursor is shown again
     assert f"{table_id} status online" not in text  # no plain lines on a terminal
+
+
+async def test_the_command_takes_the_broker_from_the_config(
+    mosquitto: Mosquitto, table_id: str, tmp_path: Path
+) -> None:
+    """``watch --config FILE`` with no ``--broker`` joins the broker named in ``[broker] url``."""
+    t = _Table(table_id)
+    await _publish(mosquitto, table_id, ("status", t.status(), True))
+    config = tmp_path / "watch.toml"
+    config.write_text(f'[broker]\nurl = "{mosquitto.url}"\n')
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bridge",
+        "watch",
+        "--config",
+        str(config),
+        "--table",
+        table_id,
+        "--plain",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert proc.stdout is not None
+        line = await asyncio.wait_for(proc.stdout.readline(), WITHIN)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = await asyncio.wait_for(proc.communicate(), WITHIN)
+        await _clear_retained(mosquitto, table_id)
+    assert line.decode().strip() == f"{table_id} status online", err.decode()
+    assert proc.returncode == 0, err.decode()
+    assert mosquitto.url.removeprefix("mqtt://") in err.decode()

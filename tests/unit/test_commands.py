@@ -122,6 +122,7 @@ REFUSED: list[tuple[str, bytes, str, str | None]] = [
     ("takeback", b"", "not valid JSON", None),
     ("takeback", b"[1, 2]", "one JSON object", None),
     ("takeback", b"[" * 2000 + b"]" * 2000, "nested too deeply", None),
+    ("takeback", b'{"a":' * 17 + b"1" + b"}" * 17, "more than 16 levels", None),
     ("takeback", b'"takeback"', "one JSON object", None),
     ("takeback", request(plies=1, colour="white"), "unknown field `colour`", "tx-1"),
     ("takeback", request(transaction=...), "missing required field `transaction`", None),
@@ -193,6 +194,18 @@ def test_a_refused_request_is_answered_and_changes_nothing(
     assert outcome.set_clock is None
     assert outcome.replay_from is None
     assert state(arbiter) == before
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting() -> None:
+    """A request as deep as allowed, with brackets and escaped quotes in its strings, is served."""
+    arbiter = arbiter_after(["e2e4"])
+    deep: dict[str, object] = {"a": 1}
+    for _ in range(commands.MAX_NESTING - 2):
+        deep = {"a": deep}
+    payload = request(plies=1, transaction='[[{{\\"[[' * 6, pad=deep)
+    outcome = run("takeback", payload, arbiter, Assignment(white="W", black="B"))
+    assert "nested" not in (outcome.response.error or "")
+    assert "unknown field `pad`" in (outcome.response.error or "")
 
 
 @pytest.mark.parametrize("command", ["", "Takeback", "a/b", "+", "#", "x" * 33, "ne w", "é"])
