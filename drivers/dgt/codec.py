@@ -42,10 +42,10 @@ from drivers.events import (
     ClockButton,
     ClockReading,
     ClockSide,
-    FrameDropped,
     SquareEmptied,
     SquareOccupied,
 )
+from drivers.framing import MAX_RAW_REPORTED, Batch
 
 __all__ = [
     "MAX_MESSAGE_SIZE",
@@ -74,10 +74,10 @@ __all__ = [
 
 MAX_MESSAGE_SIZE: Final = p.MAX_MESSAGE_SIZE
 """Upper bound of ``DgtCodec.buffered``."""
-MAX_RAW_REPORTED: Final = 64
-"""``FrameDropped.raw`` keeps at most this many bytes of a dropped run."""
 MAX_CLOCK_SECONDS: Final = p.MAX_CLOCK_HOURS * 3600 + 59 * 60 + 59
 """Largest time a DGT clock displays (9:59:59)."""
+
+_Out = Batch[DgtEvent]
 
 _MSB_BYTE: Final = re.compile(rb"[\x80-\xff]")
 
@@ -112,7 +112,7 @@ class DgtCodec:
 
     def feed(self, data: bytes, at: float) -> list[DgtEvent]:
         """Consume ``data`` received at time ``at``; return the events it completes, in order."""
-        out = _Out(at)
+        out: _Out = Batch(at)
         end = len(data)
         i = 0
         while i < end:
@@ -353,35 +353,6 @@ def _check_byte(name: str, value: int) -> None:
 
 class _InvalidError(Exception):
     """A well-framed message or tag whose contents make no sense; never leaves this module."""
-
-
-class _Out:
-    """Events of one ``feed`` call; merges consecutive drops into one ``FrameDropped``."""
-
-    def __init__(self, at: float) -> None:
-        self.at = at
-        self.events: list[DgtEvent] = []
-        self._reason = ""
-        self._raw = bytearray()
-        self._more = -1  # drops merged into the pending one; -1 = nothing pending
-
-    def drop(self, reason: str, raw: bytes) -> None:
-        if self._more < 0:
-            self._reason = reason
-        self._more += 1
-        self._raw += raw[: MAX_RAW_REPORTED - len(self._raw)]
-
-    def emit(self, event: DgtEvent) -> None:
-        self.flush()
-        self.events.append(event)
-
-    def flush(self) -> None:
-        if self._more < 0:
-            return
-        reason = self._reason if not self._more else f"{self._reason} (+{self._more} more)"
-        self.events.append(FrameDropped(reason=reason, raw=bytes(self._raw), at=self.at))
-        self._raw = bytearray()
-        self._more = -1
 
 
 def _square(index: int) -> chess.Square:
