@@ -21,9 +21,10 @@ from bridge.wire.config import (
     ConfigError,
     check_rules,
     decode,
+    link_settings,
     with_environment,
 )
-from drivers import parse_board_uri
+from drivers import FAMILIES, parse_board_uri
 from drivers.errors import LinkError
 
 log = logging.getLogger("chessbridge")
@@ -72,8 +73,9 @@ def _parser() -> argparse.ArgumentParser:
         help="run the daemon for one table",
         description="Read a board and publish its game over MQTT, until stopped (SIGTERM/Ctrl-C).",
         epilog=(
-            "Board URIs: dgt:/dev/ttyACM0 (DGT serial, USB or rfcomm). Planned: pegasus:ADDR, "
-            "chessnut:ADDR, millennium:/dev/ttyUSB0, millennium-ble:ADDR, certabo:/dev/ttyUSB0.\n"
+            "Board URIs: dgt:/dev/ttyACM0 (DGT serial, USB or rfcomm), chessnut:ADDR (Bluetooth "
+            "LE: an address or advertised name; chessbridge scan lists them). Planned: "
+            "pegasus:ADDR, millennium:/dev/ttyUSB0, millennium-ble:ADDR, certabo:/dev/ttyUSB0.\n"
             "Broker credentials come from the config file ([broker] username/password) or the "
             "environment (CHESSBRIDGE_MQTT_USERNAME, CHESSBRIDGE_MQTT_PASSWORD), never from the "
             "command line."
@@ -136,15 +138,41 @@ def _parser() -> argparse.ArgumentParser:
 
     emulate = sub.add_parser(
         "emulate",
-        help="an emulated board on a pseudo-terminal, for trying without hardware",
-        description="Emulate a board on a pseudo-terminal and print the device path to open.",
+        help="an emulated board, for trying without hardware",
+        description="Emulate a board: DGT on a pseudo-terminal (prints the device path to open); "
+        "a Bluetooth LE family on a virtual radio socket (prints the board's address, then the "
+        "radio's path, for [ble] radio or CHESSBRIDGE_BLE_RADIO), played by hand on stdin "
+        "(e2e4, lift e2, place e4 P, press left) or from --play FILE.pgn.",
     )
-    emulate.add_argument("family", choices=["dgt"], help="board family")
+    emulate.add_argument("family", choices=["dgt", *_ble_emulators()], help="board family")
     emulate.add_argument("--speed", type=float, default=1.0, help="clock speed factor")
     emulate.add_argument("--no-clock", action="store_true", help="no clock behind the board")
     emulate.add_argument("--rotated", action="store_true", help="board set up from Black's side")
+    emulate.add_argument(
+        "--radio",
+        metavar="PATH",
+        help="Bluetooth LE: the virtual radio socket (default: a new one)",
+    )
+    emulate.add_argument(
+        "--play", metavar="FILE", type=Path, help="Bluetooth LE: play this PGN game by hand"
+    )
     emulate.set_defaults(func=_cmd_emulate)
+
+    scan = sub.add_parser(
+        "scan",
+        help="the boards in reach, each with its board URI",
+        description="List the Bluetooth LE boards advertising nearby (through the system's "
+        "Bluetooth, or the virtual radio of [ble] radio / CHESSBRIDGE_BLE_RADIO), one per line: "
+        "the board URI to give run --board, the advertised name, and what it is.",
+    )
+    scan.add_argument("--timeout", type=float, default=5.0, help="seconds to listen (default 5)")
+    scan.add_argument("--config", metavar="FILE", type=Path, help="TOML config ([ble] radio)")
+    scan.set_defaults(func=_cmd_scan)
     return parser
+
+
+def _ble_emulators() -> list[str]:
+    return [s for s, f in FAMILIES.items() if f.bluetooth_le and f.emulator is not None]
 
 
 # -- run ------------------------------------------------------------------------------------
@@ -263,6 +291,21 @@ async def _emulate(args: argparse.Namespace) -> int:
     from drivers.dgt.emulator import DgtEmulator
 
     stop = _stop_on_signals()
+    if args.family != "dgt":
+        from bridge.demo.emulate import emulate_ble
+
+        try:
+            return await emulate_ble(
+                args.family,
+                radio_path=args.radio,
+                rotated=args.rotated,
+                play=args.play,
+                speed=args.speed,
+                stop=stop,
+            )
+        except (OSError, ValueError) as exc:
+            print(f"chessbridge: {exc}", file=sys.stderr)
+            return EXIT_USAGE
     async with DgtEmulator(speed=args.speed, clock=not args.no_clock, rotated=args.rotated) as emu:
         print(emu.path, flush=True)
         print(
@@ -272,6 +315,17 @@ async def _emulate(args: argparse.Namespace) -> int:
         )
         await stop.wait()
     return 0
+
+
+def _cmd_scan(args: argparse.Namespace) -> int:
+    from bridge.scan import scan
+
+    try:
+        config = _load_config(args.config)
+    except ConfigError as exc:
+        print(f"chessbridge: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return asyncio.run(scan(link_settings(config), args.timeout))
 
 
 if __name__ == "__main__":

@@ -1,10 +1,15 @@
 """Board drivers: one family per protocol, and the one registry from URI scheme to link.
 
 ``parse_board_uri("dgt:/dev/ttyACM0")`` names the family and its address;
-``create_link(uri, on_event)`` builds that family's :class:`~drivers.link.BoardLink`, importing
-its module only then, so that a serial board never loads the Bluetooth stack (bleak) and the
-daemon never names a family. Adding a family is a module with a ``create(address, on_event)``
-function and one line in :data:`FAMILIES`.
+``create_link(uri, on_event, settings)`` builds that family's :class:`~drivers.link.BoardLink`,
+importing its module only then, so that a serial board never loads the Bluetooth stack (bleak)
+and the daemon never names a family. Adding a family is a module with a
+``create(address, on_event, settings)`` function and one line in :data:`FAMILIES`.
+
+A family also says how fast its board reports, as the engine's timing defaults for it (``dwell``
+and ``flicker``, see ``bridge/arbiter/engine.py``): a Bluetooth LE board reports at about half a
+DGT board's rate, so its pieces rest twice as long on a square they slide over, and a flicker
+lasts up to two of its scans.
 """
 
 from __future__ import annotations
@@ -15,7 +20,15 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, cast
 
-from drivers.link import BoardLink, EventCallback
+from drivers.link import BoardLink, EventCallback, LinkSettings
+
+BLE_DWELL: Final = 0.8
+"""Dwell for Bluetooth LE boards: twice the engine's 0.4 s, set for a DGT board's 200-250 ms
+scan, since a BLE board reports a change every 400-500 ms (board-protocols.md §1.1: half speed)."""
+
+BLE_FLICKER: Final = 0.3
+"""Flicker for Bluetooth LE boards: a badly placed piece reads empty for one scan, twice as long
+as on a DGT board; still shorter than a deliberate lift and put-back (a third of a second)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +38,16 @@ class Family:
     scheme: str
     description: str
     module: str | None
-    """The module whose ``create(address, on_event)`` builds the link; ``None``: not written yet."""
+    """The module whose ``create(address, on_event, settings)`` builds the link; ``None``: not
+    written yet."""
+    bluetooth_le: bool = False
+    """Reached over Bluetooth LE (its module defines ``FAMILY``, a ``BleFamily``, for scan)."""
+    emulator: str | None = None
+    """``module:Class`` of its emulator (a :class:`drivers.emulation.EmulatedBoard`), if any."""
+    dwell: float | None = None
+    """The engine's dwell for this family's scan rate; ``None``: the engine's default."""
+    flicker: float | None = None
+    """The engine's flicker window for this family's scan rate; ``None``: the engine's default."""
 
 
 FAMILIES: Final[Mapping[str, Family]] = MappingProxyType(
@@ -36,9 +58,18 @@ FAMILIES: Final[Mapping[str, Family]] = MappingProxyType(
                 "dgt",
                 "DGT e-board over serial, USB or classic-Bluetooth rfcomm (a device path)",
                 "drivers.dgt.link",
+                emulator="drivers.dgt.emulator:DgtEmulator",
             ),
             Family("pegasus", "DGT Pegasus over Bluetooth LE (an address)", None),
-            Family("chessnut", "Chessnut Air/Pro/Go over Bluetooth LE (an address)", None),
+            Family(
+                "chessnut",
+                "Chessnut Air/Pro/Go over Bluetooth LE (an address or advertised name)",
+                "drivers.chessnut.link",
+                bluetooth_le=True,
+                emulator="drivers.chessnut.emulator:ChessnutEmulator",
+                dwell=BLE_DWELL,
+                flicker=BLE_FLICKER,
+            ),
             Family("millennium", "Millennium ChessLink over USB serial (a device path)", None),
             Family("millennium-ble", "Millennium ChessLink over Bluetooth LE (an address)", None),
             Family("certabo", "Certabo over USB serial (a device path)", None),
@@ -86,7 +117,9 @@ def parse_board_uri(text: str) -> BoardUri:
     return BoardUri(scheme, address)
 
 
-def create_link(uri: BoardUri, on_event: EventCallback) -> BoardLink:
+def create_link(
+    uri: BoardUri, on_event: EventCallback, settings: LinkSettings | None = None
+) -> BoardLink:
     """A new, unopened link to the board at ``uri``, delivering its events to ``on_event``.
 
     Raises:
@@ -96,5 +129,5 @@ def create_link(uri: BoardUri, on_event: EventCallback) -> BoardLink:
     if family is None or family.module is None:
         raise ValueError(f"no driver for {uri.scheme!r} board URIs in this version")
     module = importlib.import_module(family.module)
-    create = cast("Callable[[str, EventCallback], BoardLink]", module.create)
-    return create(uri.address, on_event)
+    create = cast("Callable[[str, EventCallback, LinkSettings], BoardLink]", module.create)
+    return create(uri.address, on_event, settings or LinkSettings())

@@ -106,6 +106,8 @@ class BoardInfo:
     trademark: str | None = None
     battery_percent: int | None = None
     charging: bool | None = None
+    rssi: int | None = None
+    """Signal strength in dBm, for wireless boards (as last advertised)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -143,4 +145,5 @@ def merge_info(old: BoardInfo, new: BoardInfo) -> BoardInfo:
             new.battery_percent if new.battery_percent is not None else old.battery_percent
         ),
         charging=new.charging if new.charging is not None else old.charging,
+        rssi=new.rssi if new.rssi is not None else old.rssi,
     )

@@ -35,6 +35,19 @@ SquareChange = tuple[chess.Square, Occupant | None]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class LinkSettings:
+    """How links reach their boards, from the config file (``[ble]``) and the environment."""
+
+    ble_radio: str | None = None
+    """A virtual radio's socket (docs/virtual-radio.md) to use instead of the system's
+    Bluetooth: for emulated boards (``chessbridge emulate chessnut``) and tests."""
+    ble_scan_timeout: float = 10.0
+    """Seconds to look for a Bluetooth LE board before giving up (the supervisor retries)."""
+    ble_connect_timeout: float = 20.0
+    """Seconds one Bluetooth LE connection attempt may take."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ClockSetting:
     """What to set on the clock, by its physical sides."""
 

@@ -15,7 +15,7 @@ from typing import Final
 import chess
 
 from drivers.choreography import Lift, Style, steps
-from drivers.dgt.emulator import DgtEmulator
+from drivers.emulation import EmulatedBoard
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +52,7 @@ ILLEGAL_BEFORE: Final = "Bc4"
 """Before this move White puts the bishop on c5, an illegal move, and presses the clock (7.5)."""
 
 
-async def hand(emu: DgtEmulator, speed: float, *actions: tuple[str, ...]) -> None:
+async def hand(emu: EmulatedBoard, speed: float, *actions: tuple[str, ...]) -> None:
     """Lifts (``("lift", sq)``) and places (``("place", sq, piece)``) at a human pace.
 
     Never faster than 0.3 s apart whatever the speed: quicker than that the engine rightly takes
@@ -67,7 +67,7 @@ async def hand(emu: DgtEmulator, speed: float, *actions: tuple[str, ...]) -> Non
 
 
 async def perform(
-    emu: DgtEmulator,
+    emu: EmulatedBoard,
     board: chess.Board,
     move: chess.Move,
     style: Style,

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import dataclasses
 import datetime as dt
+import functools
 import logging
 import sqlite3
 import time
@@ -32,8 +33,8 @@ from bridge.mqtt.publisher import Publisher
 from bridge.table import sdnotify
 from bridge.table.supervisor import BoardSupervisor
 from bridge.wire import commands, payloads
-from bridge.wire.config import Config
-from drivers import BoardUri
+from bridge.wire.config import Config, link_settings
+from drivers import FAMILIES, BoardUri, create_link
 from drivers.errors import LinkError
 from drivers.events import BoardEvent, BoardSnapshot, ClockSide, Occupant
 from drivers.link import SquareChange
@@ -83,11 +84,7 @@ class TableDaemon:
     def __init__(self, options: DaemonOptions) -> None:
         self.options = options
         self.outbox = Outbox(options.state_dir)
-        engine = options.config.engine
-        white = None if engine.clock_white_side is None else ClockSide(engine.clock_white_side)
-        self._engine_config = EngineConfig(
-            dwell=engine.dwell, white_side=white, rules=rules.edition(options.rules)
-        )
+        self._engine_config = engine_config(options)
         self.assignment = commands.Assignment()
         self.game_id, self.arbiter = self._load_game()
         broker = options.config.broker
@@ -108,6 +105,7 @@ class TableDaemon:
             self,
             reconnect_min=options.reconnect_min,
             reconnect_max=options.reconnect_max,
+            link_factory=functools.partial(create_link, settings=link_settings(options.config)),
         )
         self.first_open = self.board.first_open
         self._shown_rotated = False
@@ -255,6 +253,7 @@ class TableDaemon:
                 serial=info.serial,
                 firmware=info.version,
                 battery=info.battery_percent,
+                rssi=info.rssi,
                 orientation=orientation,
                 error=board.error,
             )
@@ -363,6 +362,21 @@ class TableDaemon:
             "oldest_available": self.outbox.journal_oldest(),
             "truncated": more,
         }
+
+
+def engine_config(options: DaemonOptions) -> EngineConfig:
+    """The engine's settings: the config file's, else the board family's timing, else defaults."""
+    engine = options.config.engine
+    family = FAMILIES[options.board.scheme]
+    white = None if engine.clock_white_side is None else ClockSide(engine.clock_white_side)
+    config = EngineConfig(white_side=white, rules=rules.edition(options.rules))
+    dwell = engine.dwell if engine.dwell is not None else family.dwell
+    flicker = engine.flicker if engine.flicker is not None else family.flicker
+    if dwell is not None:
+        config = dataclasses.replace(config, dwell=dwell)
+    if flicker is not None:
+        config = dataclasses.replace(config, flicker=flicker)
+    return config
 
 
 def new_game_id(table: str, now: Callable[[], dt.datetime] | None = None) -> str:

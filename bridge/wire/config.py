@@ -12,6 +12,9 @@ line. Example (see docs/chessbridge.example.toml)::
     [engine]
     dwell = 0.4                 # seconds a piece rests before an ambiguous move counts as released
     clock_white_side = "left"   # default: inferred (the clock running before move 1 is White's)
+
+    [ble]
+    radio = "/run/chessbridge/radio"   # a virtual radio instead of Bluetooth (emulated boards)
 """
 
 from __future__ import annotations
@@ -24,9 +27,11 @@ from urllib.parse import urlsplit
 import msgspec
 
 from bridge.arbiter import rules
+from drivers.link import LinkSettings
 
 ENV_USERNAME: Final = "CHESSBRIDGE_MQTT_USERNAME"
 ENV_PASSWORD: Final = "CHESSBRIDGE_MQTT_PASSWORD"
+ENV_BLE_RADIO: Final = "CHESSBRIDGE_BLE_RADIO"
 
 RULES: Final = ("fide-2018", "fide-1997")
 MODES: Final = ("standard", "rapid", "blitz")
@@ -49,11 +54,21 @@ class BrokerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
 
 
 class EngineSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """``[engine]``."""
+    """``[engine]``. ``dwell`` and ``flicker`` default to the board family's (its scan rate)."""
 
-    dwell: float = 0.4
+    dwell: float | None = None
+    flicker: float | None = None
     clock_white_side: Literal["left", "right"] | None = None
     touch_events: bool = True
+
+
+class BleSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``[ble]``: how Bluetooth LE boards are reached."""
+
+    radio: str | None = None
+    """A virtual radio's socket instead of the system's Bluetooth (docs/virtual-radio.md)."""
+    scan_timeout: float = 10.0
+    """Seconds to look for the board before giving up (and retrying)."""
 
 
 class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -61,6 +76,7 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
 
     broker: BrokerConfig = msgspec.field(default_factory=BrokerConfig)
     engine: EngineSection = msgspec.field(default_factory=EngineSection)
+    ble: BleSection = msgspec.field(default_factory=BleSection)
     rules: str | None = None
 
 
@@ -78,21 +94,34 @@ def decode(raw: bytes, source: str = "config") -> Config:
         config = msgspec.convert(data, Config)
     except msgspec.ValidationError as exc:
         raise ConfigError(f"{source}: {exc}") from exc
-    if config.engine.dwell < 0 or config.engine.dwell > 5:
+    engine = config.engine
+    if engine.dwell is not None and not 0 <= engine.dwell <= 5:
         raise ConfigError(f"{source}: engine.dwell must be between 0 and 5 seconds")
+    if engine.flicker is not None and not 0 <= engine.flicker <= 1:
+        raise ConfigError(f"{source}: engine.flicker must be between 0 and 1 second")
+    if not 1 <= config.ble.scan_timeout <= 120:
+        raise ConfigError(f"{source}: ble.scan_timeout must be between 1 and 120 seconds")
     if config.rules is not None:
         check_rules(config.rules)
     return config
 
 
 def with_environment(config: Config, env: Mapping[str, str]) -> Config:
-    """Credentials from the environment override those of the file."""
+    """Credentials and the virtual radio from the environment override those of the file."""
     broker = config.broker
     username = env.get(ENV_USERNAME) or broker.username
     password = env.get(ENV_PASSWORD) or broker.password
+    radio = env.get(ENV_BLE_RADIO) or config.ble.radio
     return msgspec.structs.replace(
-        config, broker=msgspec.structs.replace(broker, username=username, password=password)
+        config,
+        broker=msgspec.structs.replace(broker, username=username, password=password),
+        ble=msgspec.structs.replace(config.ble, radio=radio),
     )
+
+
+def link_settings(config: Config) -> LinkSettings:
+    """What the board links need of the configuration."""
+    return LinkSettings(ble_radio=config.ble.radio, ble_scan_timeout=config.ble.scan_timeout)
 
 
 def parse_broker_url(url: str) -> tuple[str, int, bool]:

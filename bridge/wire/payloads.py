@@ -163,6 +163,9 @@ class BoardData(msgspec.Struct, frozen=True, kw_only=True):
     serial: str | None = None
     firmware: str | None = None
     battery: int | None = None
+    rssi: int | None = None
+    """Signal strength in dBm of a Bluetooth LE board, as it advertised when found (an
+    addition to PRODUCT §2's list of ``board`` fields)."""
     orientation: Literal["normal", "rotated"] | None = None
     error: str | None = None
 

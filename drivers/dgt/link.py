@@ -31,6 +31,7 @@ from drivers.link import (
     ClockSetting,
     EventCallback,
     LedDisplay,
+    LinkSettings,
     SquareChange,
 )
 
@@ -247,6 +248,6 @@ def _reason(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def create(path: str, on_event: EventCallback) -> BoardLink:
+def create(path: str, on_event: EventCallback, settings: LinkSettings | None = None) -> BoardLink:
     """The registry's factory (``drivers.create_link``): a DGT board on the port at ``path``."""
     return DgtSerialLink(path, on_event)

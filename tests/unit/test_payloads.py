@@ -334,6 +334,7 @@ def test_board() -> None:
         "serial": "12345",
         "firmware": "1.0",
         "battery": None,
+        "rssi": None,
         "orientation": "normal",
         "error": None,
     }

@@ -161,6 +161,7 @@ def test_example_config_decodes() -> None:
     assert config.broker.username == TABLE
     assert config.rules == config_module.DEFAULT_RULES
     assert config.engine == config_module.EngineSection()  # the values shown are the defaults
+    assert config.ble == config_module.BleSection()
 
 
 def test_example_config_documents_every_setting() -> None:
@@ -168,6 +169,7 @@ def test_example_config_documents_every_setting() -> None:
     sections: dict[str, type[msgspec.Struct]] = {
         "broker": config_module.BrokerConfig,
         "engine": config_module.EngineSection,
+        "ble": config_module.BleSection,
     }
     top_level = [f for f in config_module.Config.__struct_fields__ if f not in sections]
     for name in top_level:

@@ -1,0 +1,1 @@
+"""Chessnut Air, Air+, Pro and Go over Bluetooth LE: protocol tables, codec, link, emulator."""

@@ -1,0 +1,239 @@
+"""A Chessnut Air on the virtual radio (:mod:`drivers.ble.radio`), played by hand.
+
+Used by the tests, ``chessbridge emulate chessnut`` and ``chessbridge scan``'s tests. A host
+reaches it exactly as it would reach a real board over Bluetooth LE: it scans, connects,
+subscribes, writes ``21 01 00`` and gets the position on every change.
+
+The emulator builds every notification from its own tables below, each citing the section of
+``board-protocols.md`` it restates; it imports nothing from the Chessnut codec or its protocol
+module, so the two cannot share a bug. Like the board, it splits a position longer than the
+connection's MTU allows into several notifications (§3: "set MTU ... or FEN notifications may be
+incomplete").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Final, Self
+
+import chess
+
+from drivers.ble.radio import Advertisement, Central, Characteristic, Service, VirtualRadio
+
+# --- §3 GATT layout
+_FEN_SERVICE: Final = "1b7e8261-2877-41c3-b46e-cf057c562023"
+_FEN_NOTIFY: Final = "1b7e8262-2877-41c3-b46e-cf057c562023"
+_OP_SERVICE: Final = "1b7e8271-2877-41c3-b46e-cf057c562023"
+_OP_WRITE: Final = "1b7e8272-2877-41c3-b46e-cf057c562023"
+_OP_NOTIFY: Final = "1b7e8273-2877-41c3-b46e-cf057c562023"
+_OTHER_SERVICE: Final = "1b7e8281-2877-41c3-b46e-cf057c562023"  # seen, meaning unknown (§3)
+_COMPANY_ID: Final = 0x4450  # manufacturer data of a Chessnut Air advertisement (§8, DCMA)
+
+# --- §3 position notification: 01 24, 32 bytes of nibbles h8..a1 (low nibble first), 4 more
+_POSITION_HEADER: Final = bytes([0x01, 0x24])
+_NIBBLES: Final[dict[str, int]] = {
+    "q": 0x1, "k": 0x2, "b": 0x3, "p": 0x4, "n": 0x5, "R": 0x6,
+    "P": 0x7, "r": 0x8, "B": 0x9, "N": 0xA, "Q": 0xB, "K": 0xC,
+}  # fmt: skip
+
+# --- §3 commands written to the operation characteristic
+_CMD_REALTIME: Final = 0x21  # 21 01 00: report the position now and on every change
+_CMD_LEDS: Final = 0x0A  # 0A 08 + 8 bytes: rank 8 first, bit 7 = a-file
+_CMD_BATTERY: Final = 0x29  # 29 01 00 → 2A 02 <level> <x>
+_ANSWER_BATTERY: Final = 0x2A
+_CHARGING: Final = 0x80
+
+
+class ChessnutEmulator:
+    """A Chessnut Air on a virtual radio; squares are names in the player's frame.
+
+    Satisfies :class:`drivers.emulation.EmulatedBoard` (``chessnut:`` + :attr:`address`) and
+    :class:`drivers.ble.radio.Peripheral`. Without a ``radio`` it serves one of its own.
+    """
+
+    scheme: Final = "chessnut"
+
+    def __init__(
+        self,
+        *,
+        radio: VirtualRadio | None = None,
+        address: str = "EC:1B:00:00:C0:01",
+        name: str = "Chessnut Air",
+        position: str | None = None,
+        rotated: bool = False,
+        battery: int = 87,
+        charging: bool = False,
+        rssi: int = -58,
+    ) -> None:
+        if not 0 <= battery <= 100:
+            raise ValueError(f"battery must be 0..100 percent: {battery!r}")
+        self._own_radio = radio is None
+        self.radio = radio if radio is not None else VirtualRadio()
+        self._address = address.upper()
+        self._advertisement = Advertisement(
+            name=name, manufacturer_data={_COMPANY_ID: b"\x01\x00"}, rssi=rssi
+        )
+        self._rotated = rotated
+        self.battery_level = battery
+        self.charging = charging
+        board = chess.BaseBoard(
+            chess.STARTING_BOARD_FEN if position is None else position.split()[0]
+        )
+        self._pieces: dict[chess.Square, str] = {
+            self._frame(square): piece.symbol() for square, piece in board.piece_map().items()
+        }
+        self._central: Central | None = None
+        self._reporting = False
+        self._started = time.monotonic()
+        self.lit: frozenset[str] = frozenset()
+        """Squares (player's frame) the host has lit."""
+        self.written: list[bytes] = []
+        """Every command the host wrote, in order."""
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        if self._own_radio:
+            await self.radio.start()
+        self.radio.add(self)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.radio.remove(self._address)
+        if self._own_radio:
+            await self.radio.stop()
+
+    async def power_off(self) -> None:
+        """Switch the board off: the host's connection drops and it stops advertising."""
+        self.radio.power(self._address, on=False)
+        await asyncio.sleep(0)
+
+    async def power_on(self) -> None:
+        """Switch it back on: it advertises again and waits for a host."""
+        self.radio.power(self._address, on=True)
+        await asyncio.sleep(0)
+
+    @property
+    def connected(self) -> bool:
+        """Whether a host is connected."""
+        return self._central is not None
+
+    # -- EmulatedBoard ----------------------------------------------------------------------------
+
+    @property
+    def address(self) -> str:
+        """Its Bluetooth address: the board URI is ``chessnut:{address}``."""
+        return self._address
+
+    @property
+    def position(self) -> dict[str, str]:
+        """The pieces standing on the board, by square name (player's frame)."""
+        return {chess.square_name(self._frame(sq)): piece for sq, piece in self._pieces.items()}
+
+    async def lift(self, square: str) -> str | None:
+        """Take the piece off ``square``; the board reports its new position."""
+        piece = self._pieces.pop(self._frame(chess.parse_square(square)), None)
+        if piece is not None:
+            self._report()
+        await asyncio.sleep(0)
+        return piece
+
+    async def place(self, square: str, piece: str) -> None:
+        """Put ``piece`` (a FEN letter) on ``square``; the board reports its new position."""
+        if piece not in _NIBBLES:
+            raise ValueError(f"unknown piece symbol: {piece!r}")
+        sq = self._frame(chess.parse_square(square))
+        if self._pieces.get(sq) != piece:
+            self._pieces[sq] = piece
+            self._report()
+        await asyncio.sleep(0)
+
+    async def press(self, side: str) -> None:
+        """A Chessnut board has no clock: nothing happens."""
+        await asyncio.sleep(0)
+
+    # -- Peripheral (what the radio sees) ---------------------------------------------------------
+
+    @property
+    def advertisement(self) -> Advertisement:
+        return self._advertisement
+
+    @property
+    def services(self) -> Sequence[Service]:
+        return (
+            Service(_FEN_SERVICE, (Characteristic(_FEN_NOTIFY, ("notify",)),)),
+            Service(
+                _OP_SERVICE,
+                (
+                    Characteristic(_OP_WRITE, ("write", "write-without-response")),
+                    Characteristic(_OP_NOTIFY, ("notify",)),
+                ),
+            ),
+            Service(_OTHER_SERVICE, ()),
+        )
+
+    def on_connect(self, central: Central) -> None:
+        self._central = central
+        self._reporting = False
+
+    def on_disconnect(self) -> None:
+        self._central = None
+        self._reporting = False
+
+    def on_read(self, uuid: str) -> bytes:
+        return b""
+
+    def on_write(self, uuid: str, value: bytes) -> None:
+        if uuid != _OP_WRITE or not value:
+            return
+        self.written.append(value)
+        command = value[0]
+        if command == _CMD_REALTIME:
+            self._reporting = True
+            self._report()
+        elif command == _CMD_LEDS and len(value) == 10:
+            self.lit = frozenset(
+                chess.square_name(self._frame(chess.square(file, 7 - rank)))
+                for rank, byte in enumerate(value[2:])
+                for file in range(8)
+                if byte & (0x80 >> file)
+            )
+        elif command == _CMD_BATTERY:
+            level = self.battery_level | (_CHARGING if self.charging else 0)
+            self._notify(_OP_NOTIFY, bytes([_ANSWER_BATTERY, 2, level, int(self.charging)]))
+
+    # -- the board's reports ----------------------------------------------------------------------
+
+    def _report(self) -> None:
+        if self._reporting:
+            self._notify(_FEN_NOTIFY, self._position_frame())
+
+    def _position_frame(self) -> bytes:
+        """§3: 01 24, then h8, g8 ... a1 two to a byte (low nibble first), then 4 bytes."""
+        nibbles = [
+            _NIBBLES.get(self._pieces.get(chess.square(7 - i % 8, 7 - i // 8), ""), 0)
+            for i in range(64)
+        ]
+        body = bytes(nibbles[i] | nibbles[i + 1] << 4 for i in range(0, 64, 2))
+        uptime = int(time.monotonic() - self._started) & 0xFFFF
+        return _POSITION_HEADER + body + uptime.to_bytes(2, "little") + bytes(2)
+
+    def _notify(self, uuid: str, value: bytes) -> None:
+        central = self._central
+        if central is None:
+            return
+        size = central.mtu - 3
+        for start in range(0, len(value), size):
+            central.notify(uuid, value[start : start + size])
+
+    def _frame(self, square: chess.Square) -> chess.Square:
+        """Player's frame ↔ board frame (a board set up from Black's side is turned round)."""
+        return 63 - square if self._rotated else square
