@@ -7,7 +7,8 @@ standard input, one command per line, or from a PGN file (``--play``):
 
 - ``e2e4`` (a move in UCI): lifts and places as a hand makes that move in the game so far;
 - ``lift e2``, ``place e4 P`` (a FEN letter), ``press left`` / ``press right`` (if it has a clock);
-- ``new``: the game so far starts again from the start position (the board is not touched).
+- ``new``: the game so far starts again from the start position (the board is not touched);
+- ``off`` / ``on``: switch the board off (the host's connection drops) and on again.
 
 Every emulator is driven through :class:`drivers.emulation.EmulatedBoard` only.
 """
@@ -23,6 +24,7 @@ import stat
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 import chess
 import chess.pgn
@@ -31,6 +33,14 @@ from bridge.demo.game import perform, press_side
 from drivers import FAMILIES
 from drivers.choreography import Style
 from drivers.emulation import EmulatedBoard
+
+
+@runtime_checkable
+class Switchable(Protocol):
+    """A wireless board that can be switched off and on (its host loses and finds it)."""
+
+    async def power_off(self) -> None: ...
+    async def power_on(self) -> None: ...
 
 
 async def emulate_ble(
@@ -110,6 +120,8 @@ async def _hands(board: EmulatedBoard, speed: float) -> None:
                 await board.press(words[1])
             elif words == ["new"]:
                 position = chess.Board()
+            elif words in (["off"], ["on"]) and isinstance(board, Switchable):
+                await (board.power_off() if words == ["off"] else board.power_on())
             elif len(words) == 1:
                 move = chess.Move.from_uci(words[0])
                 if not position.is_legal(move):
@@ -117,7 +129,9 @@ async def _hands(board: EmulatedBoard, speed: float) -> None:
                 await perform(board, position, move, Style.PLAIN, rng, speed)
                 position.push(move)
             else:
-                raise ValueError("expected e2e4, lift SQ, place SQ PIECE, press left|right, new")
+                raise ValueError(
+                    "expected e2e4, lift SQ, place SQ PIECE, press left|right, new, off, on"
+                )
         except ValueError as exc:
             print(f"chessbridge: {line.strip()!r}: {exc}", file=sys.stderr, flush=True)
 

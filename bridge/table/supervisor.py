@@ -175,7 +175,9 @@ class BoardSupervisor:
 
 def _describe(info: BoardInfo) -> str:
     parts = [
+        info.trademark.splitlines()[0] if info.trademark and not info.serial else "",
         f"serial {info.serial}" if info.serial else "",
         f"v{info.version}" if info.version else "",
+        f"{info.rssi} dBm" if info.rssi is not None else "",
     ]
     return ", ".join(p for p in parts if p) or "no identity reported"

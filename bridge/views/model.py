@@ -119,6 +119,8 @@ def board_line(board: BoardData) -> str:
         parts.append(f"({identity})")
     if board.battery is not None:
         parts.append(f"battery {board.battery}%")
+    if board.rssi is not None:
+        parts.append(f"signal {board.rssi} dBm")
     if board.orientation == "rotated":
         parts.append("rotated")
     text = " ".join(parts)

@@ -348,8 +348,9 @@ class VirtualRadioScanner(BaseBleakScanner):
             )
         except (KeyError, ValueError, TypeError):
             return
+        if not self.is_allowed_uuid(advertisement.service_uuids):
+            return  # as bleak's own backends do: filtered out before it is seen
         device = self.create_or_update_device(
             address, address, advertisement.local_name, {"radio": self._line.path}, advertisement
         )
-        if self.is_allowed_uuid(advertisement.service_uuids):
-            self.call_detection_callbacks(device, advertisement)
+        self.call_detection_callbacks(device, advertisement)

@@ -290,6 +290,7 @@ class _Connection:
         self.layout: _Layout = []
         self.handles: dict[int, Characteristic] = {}
         self.subscribed: set[int] = set()
+        self._held: list[dict[str, Any]] | None = None
 
     @property
     def mtu(self) -> int:
@@ -317,11 +318,16 @@ class _Connection:
             return
         op = message.get("op")
         reply: dict[str, Any] = {"op": op, "id": message.get("id")}
+        self._held = []  # what the request makes the board send goes after the reply
         try:
             reply |= self._dispatch(op, message)
         except _RequestError as exc:
             reply["error"] = str(exc)
+        finally:
+            held, self._held = self._held, None
         self.send(reply)
+        for effect in held:
+            self.send(effect)
         if op == "disconnect" and "error" not in reply:
             self.close()
 
@@ -425,6 +431,9 @@ class _Connection:
 
     def send(self, message: dict[str, Any]) -> None:
         if self.closed:
+            return
+        if self._held is not None:
+            self._held.append(message)
             return
         try:
             self.writer.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")

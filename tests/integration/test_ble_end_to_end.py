@@ -1,0 +1,200 @@
+"""End to end over Bluetooth LE, from the command line: ``chessbridge emulate chessnut`` (a board
+on a virtual radio, played by hand on its standard input) → ``chessbridge run --board
+chessnut:ADDR`` with ``[ble] radio`` → mosquitto. Only what reaches MQTT is judged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import chess
+import pytest
+
+from bridge.demo.game import OPERA_GAME
+from tests.conftest import Mosquitto, Subscribe, Subscription
+from tests.integration.test_end_to_end import daemon, payloads_on, state_is
+
+pytestmark = [pytest.mark.mosquitto]
+
+OFF_AFTER_PLY = 10
+"""The board is switched off after this ply, the next move made while it is off."""
+
+
+@dataclass
+class Emulated:
+    """``chessbridge emulate FAMILY`` as a subprocess: its address, radio, and a hand."""
+
+    proc: asyncio.subprocess.Process
+    address: str
+    radio: str
+
+    async def say(self, line: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line.encode() + b"\n")
+        await self.proc.stdin.drain()
+
+
+@contextlib.asynccontextmanager
+async def emulate(family: str, *extra: str) -> AsyncIterator[Emulated]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bridge",
+        "emulate",
+        family,
+        *extra,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert proc.stdout is not None
+        address = (await asyncio.wait_for(proc.stdout.readline(), 15)).decode().strip()
+        radio = (await asyncio.wait_for(proc.stdout.readline(), 15)).decode().strip()
+        assert address, "emulate printed no address"
+        assert radio.endswith("/radio"), f"emulate printed no radio socket: {radio!r}"
+        yield Emulated(proc, address, radio)
+    finally:
+        if proc.returncode is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                await asyncio.wait_for(proc.wait(), 10)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+
+
+def radio_config(tmp_path: Path, radio: str) -> Path:
+    config = tmp_path / "table.toml"
+    config.write_text(f'[ble]\nradio = "{radio}"\nscan_timeout = 5\n', encoding="utf-8")
+    return config
+
+
+def board_states(sub: Subscription) -> list[str]:
+    states = [p["data"]["state"] for p in payloads_on(sub, "board")]
+    return [s for i, s in enumerate(states) if i == 0 or states[i - 1] != s]
+
+
+async def test_a_game_on_a_chessnut_board_with_the_board_switched_off_midway(
+    mosquitto: Mosquitto, mqtt_subscribe: Subscribe, table_id: str, tmp_path: Path
+) -> None:
+    sans = OPERA_GAME.moves.split()
+    async with (
+        emulate("chessnut", "--speed", "4") as board,
+        mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/#") as sub,
+        daemon(
+            f"chessnut:{board.address}",
+            table_id,
+            mosquitto.url,
+            tmp_path / "state",
+            "--config",
+            str(radio_config(tmp_path, board.radio)),
+        ) as proc,
+    ):
+        await sub.wait_for(lambda _: state_is(sub, "board", "connected"), within=20)
+        await sub.wait_for(lambda _: state_is(sub, "status", "online"), within=15)
+        game = chess.Board()
+        for ply, san in enumerate(sans, start=1):
+            move = game.parse_san(san)
+            if ply == OFF_AFTER_PLY + 1:
+                await board.say("off")
+                await sub.wait_for(lambda _: board_states(sub)[-1] == "disconnected", 15)
+                await board.say(move.uci())  # made while nobody listens
+                await asyncio.sleep(1.0)
+                await board.say("on")
+            else:
+                await board.say(move.uci())
+            game.push(move)
+            await sub.wait_for(
+                lambda _, n=ply: len(payloads_on(sub, "event/move")) >= n,  # type: ignore[misc]
+                within=20,
+            )
+        await sub.wait_for(lambda _: bool(sub.on("event/result")), within=10)
+        proc.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(proc.wait(), 10) == 0
+
+    moves = [p["data"] for p in payloads_on(sub, "event/move")]
+    assert [m["uci"] for m in moves] == [m.uci() for m in game.move_stack]
+    assert [m["san"] for m in moves] == sans
+    assert moves[OFF_AFTER_PLY]["completed_by"] == "reconstructed"
+    others = moves[:OFF_AFTER_PLY] + moves[OFF_AFTER_PLY + 1 :]
+    assert {m["completed_by"] for m in others} == {"release"}  # no clock on a Chessnut
+    assert not [m for m in moves if m["supersedes"]]
+    assert (
+        board_states(sub)[:4]
+        == ["connected", "disconnected", "connected"][:3] + (board_states(sub)[3:4])
+    )
+    assert board_states(sub)[:3] == ["connected", "disconnected", "connected"]
+    board = payloads_on(sub, "board")[-1]["data"]
+    assert board["driver"] == "chessnut"
+    assert board["model"] == "Chessnut Air"
+    assert board["rssi"] == -58
+    assert board["battery"] == 87
+    assert board["orientation"] == "normal"
+    result = payloads_on(sub, "event/result")[0]["data"]
+    assert result == {"result": "1-0", "reason": "checkmate", "article": "5.1.1"}
+    everything = [json.loads(bytes(m.payload)) for m in sub.messages]
+    seqs = [p["seq"] for p in everything if p["type"] != "status"]
+    assert seqs == sorted(seqs)
+    assert len(set(seqs)) == len(seqs), "a seq was reused"
+    alerts = [p["data"]["kind"] for p in payloads_on(sub, "event/alert")]
+    assert alerts == [], "a game played cleanly raises no alert"
+
+
+async def test_scan_lists_the_emulated_board_with_its_uri(tmp_path: Path) -> None:
+    async with emulate("chessnut") as board:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "bridge",
+            "scan",
+            "--timeout",
+            "1",
+            "--config",
+            str(radio_config(tmp_path, board.radio)),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == 0, err.decode()
+    lines = out.decode().splitlines()
+    assert lines == [
+        f"chessnut:{board.address}\tChessnut Air\t(Chessnut Air/Pro/Go over Bluetooth LE, -58 dBm)"
+    ]
+
+
+async def test_run_says_in_one_line_when_the_board_is_not_in_range(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    async with emulate("chessnut") as board:
+        config = radio_config(tmp_path, board.radio)
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "bridge",
+            "run",
+            "--board",
+            "chessnut:EC:1B:00:00:00:99",
+            "--table",
+            "t1",
+            "--broker",
+            mosquitto.url,
+            "--state-dir",
+            str(tmp_path / "state"),
+            "--config",
+            str(config),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        _, err = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == 2
+    text = err.decode()
+    assert "no Chessnut Air/Pro/Go board EC:1B:00:00:00:99 in range" in text
+    assert "Traceback" not in text
