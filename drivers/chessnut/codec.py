@@ -8,9 +8,10 @@ Contract:
   stream, so the events of a valid stream do not depend on how it was split.
 * A position starts with ``01 24`` (board-protocols.md §3); bytes before it, and positions with
   a nibble that is no piece, are dropped and reported as ``FrameDropped``.
-* The board reports its whole position on every change. The first position is a
-  ``BoardSnapshot``; after it, only the squares that changed: the ones emptied first (a hand
-  lifts before it places), then the ones occupied. A repeated position says nothing.
+* The board reports its whole position on every change: a full reading, turned into a
+  ``BoardSnapshot`` first and then the squares that changed (:mod:`drivers.readings`). A
+  repeated position says nothing. Consecutive drops within one call are one report
+  (:mod:`drivers.framing`).
 * Squares are python-chess squares in the board's own frame (the engine turns a board set up
   from Black's side).
 """
@@ -18,24 +19,13 @@ Contract:
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Final
 
 import chess
 
 from drivers.chessnut import protocol as p
-from drivers.events import (
-    BoardEvent,
-    BoardInfo,
-    BoardSnapshot,
-    FrameDropped,
-    SquareEmptied,
-    SquareOccupied,
-)
-
-MAX_RAW_REPORTED: Final = 64
-"""``FrameDropped.raw`` keeps at most this many bytes."""
-
-Position = tuple[chess.Piece | None, ...]
+from drivers.events import BoardEvent, BoardInfo
+from drivers.framing import Batch
+from drivers.readings import Reading, Readings
 
 
 class ChessnutCodec:
@@ -44,7 +34,7 @@ class ChessnutCodec:
     def __init__(self) -> None:
         self._positions = bytearray()
         self._answers = bytearray()
-        self._last: Position | None = None
+        self._readings = Readings()
 
     @property
     def buffered(self) -> int:
@@ -53,73 +43,58 @@ class ChessnutCodec:
 
     def feed(self, source: str, data: bytes, at: float) -> list[BoardEvent]:
         """Consume ``data`` notified on ``source`` at ``at``; return the events it completes."""
+        out: Batch[BoardEvent] = Batch(at)
         if source == p.FEN_NOTIFY:
             self._positions += data
-            return self._read_positions(at)
-        if source == p.OPERATION_NOTIFY:
+            self._read_positions(out)
+        elif source == p.OPERATION_NOTIFY:
             self._answers += data
-            return self._read_answers(at)
-        return []
+            self._read_answers(out)
+        out.flush()
+        return out.events
 
-    def _read_positions(self, at: float) -> list[BoardEvent]:
-        out: list[BoardEvent] = []
+    def _read_positions(self, out: Batch[BoardEvent]) -> None:
         buf = self._positions
         while True:
             start = buf.find(p.POSITION_HEADER)
             if start < 0:
                 keep = 1 if buf[-1:] == p.POSITION_HEADER[:1] else 0
-                _drop(out, "stray bytes outside a position", buf[: len(buf) - keep], at)
+                if len(buf) > keep:
+                    out.drop("stray bytes outside a position", bytes(buf[: len(buf) - keep]))
                 del buf[: len(buf) - keep]
-                return out
+                return
             if start:
-                _drop(out, "stray bytes outside a position", buf[:start], at)
+                out.drop("stray bytes outside a position", bytes(buf[:start]))
                 del buf[:start]
             if len(buf) < p.POSITION_SIZE:
-                return out
+                return
             frame = bytes(buf[: p.POSITION_SIZE])
-            position = _position(frame[2 : 2 + p.POSITION_BYTES])
-            if position is None:
-                _drop(out, "position with a nibble that is no piece", frame, at)
+            reading = _reading(frame[2 : 2 + p.POSITION_BYTES])
+            if reading is None:
+                out.drop("position with a nibble that is no piece", frame)
                 del buf[: len(p.POSITION_HEADER)]
                 continue
             del buf[: p.POSITION_SIZE]
-            out.extend(self._changes(position, at))
+            for event in self._readings.feed(reading, out.at):
+                out.emit(event)
 
-    def _changes(self, position: Position, at: float) -> list[BoardEvent]:
-        last, self._last = self._last, position
-        if last is None:
-            return [BoardSnapshot(squares=position, at=at)]
-        emptied: list[BoardEvent] = [
-            SquareEmptied(square=square, at=at)
-            for square in chess.SQUARES
-            if position[square] is None and last[square] is not None
-        ]
-        occupied: list[BoardEvent] = [
-            SquareOccupied(square=square, piece=piece, at=at)
-            for square in chess.SQUARES
-            if (piece := position[square]) is not None and piece != last[square]
-        ]
-        return emptied + occupied
-
-    def _read_answers(self, at: float) -> list[BoardEvent]:
-        out: list[BoardEvent] = []
+    def _read_answers(self, out: Batch[BoardEvent]) -> None:
         buf = self._answers
         while len(buf) >= 2:
             code, size = buf[0], buf[1]
             if size > p.MAX_ANSWER_SIZE:
-                _drop(out, f"answer 0x{code:02x} with impossible size {size}", buf[:2], at)
+                out.drop(f"answer 0x{code:02x} with impossible size {size}", bytes(buf[:2]))
                 del buf[:1]
                 continue
             if len(buf) < 2 + size:
-                break
+                return
             payload = bytes(buf[2 : 2 + size])
             del buf[: 2 + size]
             if code == p.ANSWER_BATTERY and size >= 1:
-                out.append(_battery(payload, at))
-        return out
+                out.emit(_battery(payload, out.at))
 
 
-def _position(data: bytes) -> Position | None:
+def _reading(data: bytes) -> Reading | None:
     """32 bytes of nibbles → the piece on each python-chess square; ``None`` if one is no piece."""
     squares: list[chess.Piece | None] = [None] * 64
     for index, square in enumerate(p.SQUARE_ORDER):
@@ -139,11 +114,6 @@ def _battery(payload: bytes, at: float) -> BoardInfo:
         percent = None
     charging = bool(level & p.BATTERY_CHARGING_BIT) or payload[1:2] == b"\x01"
     return BoardInfo(battery_percent=percent, charging=charging, at=at)
-
-
-def _drop(out: list[BoardEvent], reason: str, raw: bytes | bytearray, at: float) -> None:
-    if raw:
-        out.append(FrameDropped(reason=reason, raw=bytes(raw[:MAX_RAW_REPORTED]), at=at))
 
 
 # --- Host → board commands (§3) --------------------------------------------------------------
