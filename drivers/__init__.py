@@ -60,7 +60,15 @@ FAMILIES: Final[Mapping[str, Family]] = MappingProxyType(
                 "drivers.dgt.link",
                 emulator="drivers.dgt.emulator:DgtEmulator",
             ),
-            Family("pegasus", "DGT Pegasus over Bluetooth LE (an address)", None),
+            Family(
+                "pegasus",
+                "DGT Pegasus over Bluetooth LE (an address or advertised name)",
+                "drivers.pegasus.link",
+                bluetooth_le=True,
+                emulator="drivers.pegasus.emulator:PegasusEmulator",
+                dwell=BLE_DWELL,
+                flicker=BLE_FLICKER,
+            ),
             Family(
                 "chessnut",
                 "Chessnut Air/Pro/Go over Bluetooth LE (an address or advertised name)",

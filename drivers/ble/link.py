@@ -100,13 +100,18 @@ class BleFamily:
     """The command lighting exactly these squares (board frame), if it has lights."""
     services: tuple[str, ...] = field(default=())
     """Other services the board advertises (also matched by ``scan``)."""
+    unique_service: bool = True
+    """Whether its services are its own (a vendor's UUIDs), so that they alone identify it; a
+    generic serial-over-BLE service (Nordic UART, Microchip) does not: the name must match."""
 
     def advertises(self, name: str | None, services: Collection[str]) -> bool:
         """Whether an advertisement looks like one of this family's boards."""
-        uuids = {uuid.lower() for uuid in services}
-        if self.service.lower() in uuids or uuids & {uuid.lower() for uuid in self.services}:
+        if name is not None and name.startswith(self.names):
             return True
-        return name is not None and name.startswith(self.names)
+        if not self.unique_service:
+            return False
+        uuids = {uuid.lower() for uuid in services}
+        return self.service.lower() in uuids or bool(uuids & {u.lower() for u in self.services})
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,8 @@ Contract:
 * The message buffer never holds more than ``MAX_MESSAGE_SIZE`` bytes.
 * Squares are converted from DGT numbering (a8 = 0 … h1 = 63) to python-chess squares in the
   board's own frame. Single-board mode only (in bus mode the ids mean other messages, §1.12).
+* The framing is shared by another dialect: the DGT Pegasus (``drivers.pegasus.codec``) sends
+  other messages in the same frames; a :class:`Dialect` names a board's ids, sizes and decoders.
 
 The module-level functions encode host commands (§1.3) and clock commands (§1.8). They raise
 ``ValueError`` only for arguments a caller could have checked (out-of-range numbers).
@@ -21,7 +23,8 @@ The module-level functions encode host commands (§1.3) and clock commands (§1.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
@@ -48,10 +51,15 @@ from drivers.events import (
 from drivers.framing import MAX_RAW_REPORTED, Batch
 
 __all__ = [
+    "DGT",
     "MAX_MESSAGE_SIZE",
     "MAX_RAW_REPORTED",
+    "Decoder",
     "DgtCodec",
+    "Dialect",
+    "InvalidMessage",
     "battery_status",
+    "board_square",
     "bus_address",
     "clock_ascii",
     "clock_beep",
@@ -59,6 +67,11 @@ __all__ = [
     "clock_end",
     "clock_set_and_run",
     "clock_version",
+    "decode_battery",
+    "decode_long_serialnr",
+    "decode_serialnr",
+    "decode_trademark",
+    "decode_version",
     "ee_moves",
     "long_serial_number",
     "reset",
@@ -82,11 +95,29 @@ _Out = Batch[DgtEvent]
 _MSB_BYTE: Final = re.compile(rb"[\x80-\xff]")
 
 
+Decoder = Callable[[bytes, float], list[DgtEvent]]
+"""A message's payload and time → its events; raises :class:`InvalidMessage` on bad contents."""
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    """The messages a board of the DGT framing sends (§1.4): their ids, sizes and decoders.
+
+    The DGT e-board's is :data:`DGT`; the DGT Pegasus speaks another over the same framing.
+    """
+
+    names: Mapping[int, str]
+    sizes: Mapping[int, Container[int]]
+    decoders: Mapping[int, Decoder]
+    """Every id of ``names`` but EE_MOVES (decoded by the codec itself)."""
+
+
 class DgtCodec:
     """Sans-I/O decoder for the DGT board → host byte stream (single-board mode)."""
 
-    def __init__(self) -> None:
-        """Start with an empty buffer and zeroed counters."""
+    def __init__(self, dialect: Dialect | None = None) -> None:
+        """Start with an empty buffer and zeroed counters; ``dialect`` defaults to :data:`DGT`."""
+        self._dialect = dialect or DGT
         self._msg = bytearray()
         self._size = 0  # total size of the message in ``_msg``, known once the header is complete
         self._dropped_bytes = 0
@@ -130,7 +161,7 @@ class DgtCodec:
         if match is None:
             return start
         msg_id = data[start]
-        if msg_id not in p.MESSAGE_NAMES:
+        if msg_id not in self._dialect.names:
             self._reject(out, f"unknown message id 0x{msg_id:02x}", data[start : start + 1])
         else:
             self._msg.append(msg_id)
@@ -143,14 +174,15 @@ class DgtCodec:
         match = _MSB_BYTE.search(data, i, stop)
         if match is not None:
             self._msg += data[i : match.start()]
-            name = p.MESSAGE_NAMES[self._msg[0]]
+            name = self._dialect.names[self._msg[0]]
             self._abort(out, f"{name} interrupted by 0x{data[match.start()]:02x}")
             return match.start()
         self._msg += data[i:stop]
         if not self._size and len(self._msg) == p.HEADER_SIZE:
             size = (self._msg[1] << 7) | self._msg[2]
-            if size not in p.MESSAGE_SIZES[self._msg[0]]:
-                self._abort(out, f"{p.MESSAGE_NAMES[self._msg[0]]} with impossible size {size}")
+            if size not in self._dialect.sizes[self._msg[0]]:
+                name = self._dialect.names[self._msg[0]]
+                self._abort(out, f"{name} with impossible size {size}")
                 return stop
             self._size = size
         if self._size and len(self._msg) == self._size:
@@ -180,9 +212,9 @@ class DgtCodec:
             self._decode_ee_moves(payload, out)
             return
         try:
-            events = _DECODERS[msg_id](payload, out.at)
-        except _InvalidError as exc:
-            self._reject(out, f"{p.MESSAGE_NAMES[msg_id]}: {exc}", msg)
+            events = self._dialect.decoders[msg_id](payload, out.at)
+        except InvalidMessage as exc:
+            self._reject(out, f"{self._dialect.names[msg_id]}: {exc}", msg)
             return
         for event in events:
             out.emit(event)
@@ -202,7 +234,7 @@ class DgtCodec:
                 continue
             try:
                 event = _decode_ee_tag(tag, out.at)
-            except _InvalidError as exc:
+            except InvalidMessage as exc:
                 self._reject(out, f"EE_MOVES: {exc}", tag)
                 continue
             if event is not None:
@@ -351,14 +383,14 @@ def _check_byte(name: str, value: int) -> None:
 # --- Private decoding helpers ----------------------------------------------------------------
 
 
-class _InvalidError(Exception):
+class InvalidMessage(Exception):  # noqa: N818  # a verdict on a message, not a program error
     """A well-framed message or tag whose contents make no sense; never leaves this module."""
 
 
-def _square(index: int) -> chess.Square:
+def board_square(index: int) -> chess.Square:
     """DGT index (a8 = 0, b8 = 1 … h1 = 63) → python-chess square."""
     if not 0 <= index < p.SQUARE_COUNT:
-        raise _InvalidError(f"square {index} out of range")
+        raise InvalidMessage(f"square {index} out of range")
     return chess.square(index % 8, 7 - index // 8)
 
 
@@ -370,15 +402,15 @@ def _piece(code: int) -> chess.Piece | None:
     if known is not None:
         return chess.Piece(*known)
     if code in p.MAGIC_PIECE_CODES:
-        raise _InvalidError(f"magic piece code 0x{code:02x} ({p.MAGIC_PIECE_CODES[code]})")
-    raise _InvalidError(f"invalid piece code 0x{code:02x}")
+        raise InvalidMessage(f"magic piece code 0x{code:02x} ({p.MAGIC_PIECE_CODES[code]})")
+    raise InvalidMessage(f"invalid piece code 0x{code:02x}")
 
 
 def _bcd(value: int) -> int:
     """Two-digit BCD 00..59 → int."""
     tens, units = value >> 4, value & 0x0F
     if units > 9 or tens > 5:
-        raise _InvalidError(f"bad BCD time byte 0x{value:02x}")
+        raise InvalidMessage(f"bad BCD time byte 0x{value:02x}")
     return tens * 10 + units
 
 
@@ -386,19 +418,19 @@ def _hms_time(hours_byte: int, minutes: int, seconds: int) -> int:
     """Hours (low nibble, binary), BCD minutes and seconds → seconds."""
     hours = hours_byte & p.TIME_HOURS_MASK
     if hours > p.MAX_CLOCK_HOURS:
-        raise _InvalidError(f"hours {hours} out of range")
+        raise InvalidMessage(f"hours {hours} out of range")
     return hours * 3600 + _bcd(minutes) * 60 + _bcd(seconds)
 
 
 def _board_dump(payload: bytes, at: float) -> list[DgtEvent]:
     squares: list[chess.Piece | None] = [None] * p.SQUARE_COUNT
     for index, code in enumerate(payload):
-        squares[_square(index)] = _piece(code)
+        squares[board_square(index)] = _piece(code)
     return [BoardSnapshot(squares=tuple(squares), at=at)]
 
 
 def _field_update(payload: bytes, at: float) -> list[DgtEvent]:
-    square = _square(payload[0])
+    square = board_square(payload[0])
     piece = _piece(payload[1])
     if piece is None:
         return [SquareEmptied(square=square, at=at)]
@@ -415,7 +447,7 @@ def _bwtime(payload: bytes, at: float) -> list[DgtEvent]:
     try:
         right = _hms_time(b3, b4, b5)
         left = _hms_time(b6, b7, b8)
-    except _InvalidError:
+    except InvalidMessage:
         if connected:
             raise
         right = left = 0  # no clock: the times are meaningless anyway (§1.7)
@@ -453,30 +485,30 @@ def _ascii(payload: bytes) -> str:
     return payload.decode("ascii").strip(" \t\r\n\x00")
 
 
-def _serialnr(payload: bytes, at: float) -> list[DgtEvent]:
+def decode_serialnr(payload: bytes, at: float) -> list[DgtEvent]:
     serial = _ascii(payload[: p.SERIAL_DIGITS])
     if not serial:
-        raise _InvalidError("empty serial number")
+        raise InvalidMessage("empty serial number")
     return [BoardInfo(serial=serial, at=at)]
 
 
-def _long_serialnr(payload: bytes, at: float) -> list[DgtEvent]:
+def decode_long_serialnr(payload: bytes, at: float) -> list[DgtEvent]:
     serial = _ascii(payload)
     if not serial:
-        raise _InvalidError("empty serial number")
+        raise InvalidMessage("empty serial number")
     return [BoardInfo(serial=serial, at=at)]
 
 
-def _version(payload: bytes, at: float) -> list[DgtEvent]:
+def decode_version(payload: bytes, at: float) -> list[DgtEvent]:
     major, minor = payload
     return [BoardInfo(version=f"{major}.{minor:02d}", at=at)]
 
 
-def _trademark(payload: bytes, at: float) -> list[DgtEvent]:
+def decode_trademark(payload: bytes, at: float) -> list[DgtEvent]:
     return [BoardInfo(trademark=_ascii(payload), at=at)]
 
 
-def _battery(payload: bytes, at: float) -> list[DgtEvent]:
+def decode_battery(payload: bytes, at: float) -> list[DgtEvent]:
     percent: int | None = payload[0]
     if percent is not None and percent > 100:
         percent = None  # not a level; 0x7F marks "n/a" in this message's other fields (§1.5)
@@ -489,19 +521,22 @@ def _busadres(payload: bytes, at: float) -> list[DgtEvent]:
     return [BoardInfo(serial=f"{address:05d}", at=at)]
 
 
-_DECODERS: Final[Mapping[int, Callable[[bytes, float], list[DgtEvent]]]] = MappingProxyType(
+_DECODERS: Final[Mapping[int, Decoder]] = MappingProxyType(
     {
         p.MSG_BOARD_DUMP: _board_dump,
         p.MSG_BWTIME: _bwtime,
         p.MSG_FIELD_UPDATE: _field_update,
         p.MSG_BUSADRES: _busadres,
-        p.MSG_SERIALNR: _serialnr,
-        p.MSG_TRADEMARK: _trademark,
-        p.MSG_VERSION: _version,
-        p.MSG_BATTERY_STATUS: _battery,
-        p.MSG_LONG_SERIALNR: _long_serialnr,
+        p.MSG_SERIALNR: decode_serialnr,
+        p.MSG_TRADEMARK: decode_trademark,
+        p.MSG_VERSION: decode_version,
+        p.MSG_BATTERY_STATUS: decode_battery,
+        p.MSG_LONG_SERIALNR: decode_long_serialnr,
     }
 )
+
+DGT: Final = Dialect(names=p.MESSAGE_NAMES, sizes=p.MESSAGE_SIZES, decoders=_DECODERS)
+"""The DGT e-board's messages (§1.5)."""
 
 _EE_MARKERS: Final[Mapping[int, StoredTag]] = MappingProxyType(
     {
@@ -530,7 +565,7 @@ def _decode_ee_tag(tag: bytes, at: float) -> DgtEvent | None:
     """One complete EEPROM tag → event, or ``None`` for NOP and reserved bytes."""
     first = tag[0]
     if p.EE_FIELD_FIRST <= first <= p.EE_FIELD_LAST:
-        return StoredChange(square=_square(tag[1]), piece=_piece(first & 0x0F), at=at)
+        return StoredChange(square=board_square(tag[1]), piece=_piece(first & 0x0F), at=at)
     if first in p.EE_CLOCK_FIRSTS:
         side = ClockSide.LEFT if first & p.EE_CLOCK_LEFT else ClockSide.RIGHT
         return StoredClockTime(side=side, seconds=_hms_time(first, tag[1], tag[2]), at=at)
@@ -539,4 +574,4 @@ def _decode_ee_tag(tag: bytes, at: float) -> DgtEvent | None:
         return StoredMarker(tag=marker, at=at)
     if first in p.EE_NOPS or first in p.EE_RESERVED:
         return None
-    raise _InvalidError(f"unknown tag 0x{first:02x}")
+    raise InvalidMessage(f"unknown tag 0x{first:02x}")

@@ -239,3 +239,43 @@ async def test_writes_are_cut_to_the_mtu_and_kept_in_order() -> None:
             assert b"".join(echo.writes[1:-1]) == long
         finally:
             await link.close()
+
+
+async def test_a_pegasus_reports_where_pieces_stand_lights_and_battery() -> None:
+    from drivers.events import UNKNOWN
+    from drivers.pegasus.emulator import PegasusEmulator
+
+    async with PegasusEmulator() as emu:
+        events: list[BoardEvent] = []
+        link = create_link(
+            parse_board_uri(f"pegasus:{emu.address}"), events.append, settings(emu.radio)
+        )
+        await link.open()
+        runner = asyncio.create_task(link.run())
+        try:
+            snapshot = next(e for e in events if isinstance(e, BoardSnapshot))
+            assert snapshot.squares == tuple(
+                UNKNOWN if chess.Board().piece_at(sq) else None for sq in chess.SQUARES
+            )
+            assert link.info.version == "1.02"
+            assert link.info.trademark is not None
+            assert "serial no: 12345" in link.info.trademark
+            assert emu.received[:2] == [b"\x40", bytes.fromhex("60020000")]  # reset, lights off
+            await emu.lift("e2")
+            await emu.place("e4", "P")
+            await until(lambda: any(isinstance(e, SquareOccupied) for e in events))
+            changes = [e for e in events if isinstance(e, SquareEmptied | SquareOccupied)]
+            assert changes == [
+                SquareEmptied(square=chess.E2, at=changes[0].at),
+                SquareOccupied(square=chess.E4, piece=UNKNOWN, at=changes[1].at),
+            ]
+            gauge, leds = link.battery, link.leds
+            assert gauge is not None
+            assert leds is not None
+            assert await gauge.battery() == 72
+            await leds.show([chess.E2, chess.E4])
+            await until(lambda: emu.lit == {"e2", "e4"})
+        finally:
+            runner.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await runner

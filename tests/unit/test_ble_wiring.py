@@ -54,7 +54,7 @@ def test_every_bluetooth_le_family_declares_its_gatt_layout(scheme: str) -> None
     assert family.notify
     assert family.write
     assert family.advertises(f"{family.names[0]} 1234", ())
-    assert family.advertises(None, (family.service.upper(),))
+    assert family.advertises(None, (family.service.upper(),)) == family.unique_service
     assert not family.advertises("Thermometer", ("0000180f-0000-1000-8000-00805f9b34fb",))
 
 

@@ -1,0 +1,1 @@
+"""DGT Pegasus over Bluetooth LE: protocol tables, codec, link, emulator."""
