@@ -73,9 +73,9 @@ def _parser() -> argparse.ArgumentParser:
         help="run the daemon for one table",
         description="Read a board and publish its game over MQTT, until stopped (SIGTERM/Ctrl-C).",
         epilog=(
-            "Board URIs: dgt:/dev/ttyACM0 (DGT serial, USB or rfcomm), chessnut:ADDR and "
-            "pegasus:ADDR (Bluetooth LE: an address or advertised name; chessbridge scan lists "
-            "them). Planned: millennium:/dev/ttyUSB0, millennium-ble:ADDR, "
+            "Board URIs: dgt:/dev/ttyACM0 (DGT serial, USB or rfcomm), chessnut:ADDR, "
+            "pegasus:ADDR, millennium-ble:ADDR (Bluetooth LE: an address or advertised name; "
+            "chessbridge scan lists them). Planned: millennium:/dev/ttyUSB0, "
             "certabo:/dev/ttyUSB0.\n"
             "Broker credentials come from the config file ([broker] username/password) or the "
             "environment (CHESSBRIDGE_MQTT_USERNAME, CHESSBRIDGE_MQTT_PASSWORD), never from the "

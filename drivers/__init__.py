@@ -79,7 +79,15 @@ FAMILIES: Final[Mapping[str, Family]] = MappingProxyType(
                 flicker=BLE_FLICKER,
             ),
             Family("millennium", "Millennium ChessLink over USB serial (a device path)", None),
-            Family("millennium-ble", "Millennium ChessLink over Bluetooth LE (an address)", None),
+            Family(
+                "millennium-ble",
+                "Millennium ChessLink over Bluetooth LE (an address or advertised name)",
+                "drivers.millennium_ble.link",
+                bluetooth_le=True,
+                emulator="drivers.millennium_ble.emulator:MillenniumBleEmulator",
+                dwell=BLE_DWELL,
+                flicker=BLE_FLICKER,
+            ),
             Family("certabo", "Certabo over USB serial (a device path)", None),
         )
     }

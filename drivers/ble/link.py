@@ -16,8 +16,8 @@ light its squares. :class:`BleBoardLink` does the rest with bleak, on BlueZ or, 
    and then; bleak's disconnect callback ends ``run()`` with ``LinkLostError``, and the board
    supervisor reconnects with its backoff.
 
-Writes are serialised, cut to what one write may carry, and paced (``write_gap``) for boards
-that drop commands sent too close together.
+Writes are serialised, cut to what one write may carry, and paced (``write_gap`` between
+commands) for boards that drop commands sent too close together.
 
 Why not bleak-retry-connector: its value is BlueZ's own failure modes (stale connections,
 service caches, adapter slots) reached over D-Bus beside bleak, which the virtual radio cannot
@@ -93,7 +93,8 @@ class BleFamily:
     write_response: bool = False
     """Write with response (else without)."""
     write_gap: float = 0.0
-    """Seconds to leave between two writes, for boards that drop commands sent closer."""
+    """Seconds to leave between two commands, for boards that drop commands sent closer (the
+    pieces of one command cut to the MTU go back to back)."""
     battery_request: bytes | None = None
     """The command that makes the board report its battery, if it has one."""
     leds: Callable[[Collection[chess.Square]], bytes] | None = None
@@ -321,10 +322,10 @@ class BleBoardLink:
         loop = asyncio.get_running_loop()
         async with self._write_lock:
             for command in commands:
+                wait = self._last_write + self.family.write_gap - loop.time()
+                if wait > 0:
+                    await asyncio.sleep(wait)
                 for start in range(0, len(command), max(1, size)):
-                    wait = self._last_write + self.family.write_gap - loop.time()
-                    if wait > 0:
-                        await asyncio.sleep(wait)
                     try:
                         await client.write_gatt_char(
                             characteristic,

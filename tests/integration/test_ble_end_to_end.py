@@ -89,7 +89,7 @@ class Expected:
 
     model: str
     rssi: int
-    battery: int
+    battery: int | None
     moves_while_off: bool
     """Whether a move made while the board is off is read off it when it is back: a board
     that knows its pieces, yes; an occupancy board shows where pieces stand, not which (the
@@ -100,6 +100,9 @@ FAMILIES = {
     "chessnut": Expected(model="Chessnut Air", rssi=-58, battery=87, moves_while_off=True),
     "pegasus": Expected(
         model="Digital Game Technology", rssi=-66, battery=72, moves_while_off=False
+    ),
+    "millennium-ble": Expected(
+        model="MILLENNIUM CHESS", rssi=-62, battery=None, moves_while_off=True
     ),
 }
 

@@ -279,3 +279,43 @@ async def test_a_pegasus_reports_where_pieces_stand_lights_and_battery() -> None
             runner.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await runner
+
+
+async def test_a_millennium_board_over_bluetooth_le() -> None:
+    from drivers.millennium_ble.emulator import MillenniumBleEmulator
+
+    async with MillenniumBleEmulator() as emu:
+        events: list[BoardEvent] = []
+        link = create_link(
+            parse_board_uri(f"millennium-ble:{emu.address}"), events.append, settings(emu.radio)
+        )
+        await link.open()
+        runner = asyncio.create_task(link.run())
+        try:
+            snapshot = next(e for e in events if isinstance(e, BoardSnapshot))
+            assert snapshot.squares == tuple(chess.Board().piece_at(sq) for sq in chess.SQUARES)
+            assert link.info.version == "1.04"
+            assert link.battery is None
+            # Set up as the codec asks: reports on every change (E2ROM 02 = 3).
+            assert emu.e2rom[0x02] == 3
+            await emu.lift("b1")
+            await emu.place("c3", "N")
+            await until(lambda: any(isinstance(e, SquareOccupied) for e in events))
+            changes = [e for e in events if isinstance(e, SquareEmptied | SquareOccupied)]
+            assert changes == [
+                SquareEmptied(square=chess.B1, at=changes[0].at),
+                SquareOccupied(
+                    square=chess.C3, piece=chess.Piece.from_symbol("N"), at=changes[1].at
+                ),
+            ]
+            leds = link.leds
+            assert leds is not None
+            await leds.show([chess.B1, chess.C3])  # 167 bytes: cut to the MTU
+            await until(lambda: emu.lit == {"b1", "c3"})
+            await leds.show([])
+            await until(lambda: emu.lit == frozenset())
+            assert [t[0] for t in emu.received] == ["V", "W", "W", "S", "L", "X"]
+        finally:
+            runner.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await runner
