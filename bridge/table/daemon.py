@@ -27,7 +27,7 @@ import msgspec
 
 from bridge.arbiter import rules
 from bridge.arbiter.engine import Arbiter, EngineConfig, GameSnapshot
-from bridge.arbiter.facts import Fact, MovePlayed, TouchReported
+from bridge.arbiter.facts import AlertRaised, Fact, MovePlayed, TouchReported
 from bridge.mqtt.outbox import Outbox
 from bridge.mqtt.publisher import Publisher
 from bridge.table import sdnotify
@@ -46,6 +46,9 @@ GAME_KEY: Final = "game"
 
 GAME_DELAY: Final = 0.02
 """Seconds the retained ``game`` waits after the events that changed it (they go first)."""
+
+LIGHT_ALERTS: Final = frozenset({"board_mismatch", "displaced_pieces", "illegal_move"})
+"""Alerts whose squares a board with lights shows: where the position must be put right."""
 
 CHECKPOINT_EVERY: Final = 10.0
 """Seconds between outbox checkpoints (the WAL is not checkpointed inside commits)."""
@@ -112,6 +115,7 @@ class TableDaemon:
         self._game_due = False
         self._last_seq = self.outbox.last_seq
         self._timer: asyncio.TimerHandle | None = None
+        self._led_tasks: set[asyncio.Task[None]] = set()
 
     # -- running ----------------------------------------------------------------------------
 
@@ -198,6 +202,7 @@ class TableDaemon:
         self._emit(self.arbiter.handle_timer(asyncio.get_running_loop().time()))
 
     def _emit(self, facts: list[Fact]) -> None:
+        self._light(facts)
         game_changed = False
         touches = self.options.config.engine.touch_events
         for fact in facts:
@@ -219,6 +224,29 @@ class TableDaemon:
         if self.arbiter.rotated != self._shown_rotated and self.board.state == "connected":
             self._publish_board()
         self._arm_timer()
+
+    def _light(self, facts: list[Fact]) -> None:
+        """On a board with lights: the last move's squares, or the squares an alert asks to fix."""
+        link = self.board.link
+        leds = None if link is None or self.board.state != "connected" else link.leds
+        if leds is None:
+            return
+        squares: list[chess.Square] | None = None
+        for fact in facts:
+            if isinstance(fact, MovePlayed):
+                squares = [fact.move.from_square, fact.move.to_square]
+            elif isinstance(fact, AlertRaised) and fact.kind in LIGHT_ALERTS:
+                names = fact.details.get("squares")
+                if isinstance(names, list):
+                    squares = [chess.parse_square(name) for name in names]
+        if squares is None:
+            return
+        rotated = self.arbiter.rotated
+        task = asyncio.get_running_loop().create_task(
+            leds.show([63 - sq if rotated else sq for sq in squares])
+        )
+        self._led_tasks.add(task)  # the link serialises its writes in this order
+        task.add_done_callback(self._led_tasks.discard)
 
     def _flush_game(self) -> None:
         if self._game_due:

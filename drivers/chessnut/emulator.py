@@ -16,11 +16,11 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from types import TracebackType
-from typing import Final, Self
+from typing import Final
 
 import chess
 
+from drivers.ble.peripheral import RadioBoard
 from drivers.ble.radio import Advertisement, Central, Characteristic, Service, VirtualRadio
 
 # --- §3 GATT layout
@@ -47,7 +47,7 @@ _ANSWER_BATTERY: Final = 0x2A
 _CHARGING: Final = 0x80
 
 
-class ChessnutEmulator:
+class ChessnutEmulator(RadioBoard):
     """A Chessnut Air on a virtual radio; squares are names in the player's frame.
 
     Satisfies :class:`drivers.emulation.EmulatedBoard` (``chessnut:`` + :attr:`address`) and
@@ -70,22 +70,17 @@ class ChessnutEmulator:
     ) -> None:
         if not 0 <= battery <= 100:
             raise ValueError(f"battery must be 0..100 percent: {battery!r}")
-        self._own_radio = radio is None
-        self.radio = radio if radio is not None else VirtualRadio()
-        self._address = address.upper()
-        self._advertisement = Advertisement(
-            name=name, manufacturer_data={_COMPANY_ID: b"\x01\x00"}, rssi=rssi
+        super().__init__(
+            radio=radio,
+            address=address,
+            advertisement=Advertisement(
+                name=name, manufacturer_data={_COMPANY_ID: b"\x01\x00"}, rssi=rssi
+            ),
+            position=position,
+            rotated=rotated,
         )
-        self._rotated = rotated
         self.battery_level = battery
         self.charging = charging
-        board = chess.BaseBoard(
-            chess.STARTING_BOARD_FEN if position is None else position.split()[0]
-        )
-        self._pieces: dict[chess.Square, str] = {
-            self._frame(square): piece.symbol() for square, piece in board.piece_map().items()
-        }
-        self._central: Central | None = None
         self._reporting = False
         self._started = time.monotonic()
         self.lit: frozenset[str] = frozenset()
@@ -93,54 +88,11 @@ class ChessnutEmulator:
         self.written: list[bytes] = []
         """Every command the host wrote, in order."""
 
-    # -- lifecycle ------------------------------------------------------------------------------
-
-    async def __aenter__(self) -> Self:
-        if self._own_radio:
-            await self.radio.start()
-        self.radio.add(self)
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.radio.remove(self._address)
-        if self._own_radio:
-            await self.radio.stop()
-
-    async def power_off(self) -> None:
-        """Switch the board off: the host's connection drops and it stops advertising."""
-        self.radio.power(self._address, on=False)
-        await asyncio.sleep(0)
-
-    async def power_on(self) -> None:
-        """Switch it back on: it advertises again and waits for a host."""
-        self.radio.power(self._address, on=True)
-        await asyncio.sleep(0)
-
-    @property
-    def connected(self) -> bool:
-        """Whether a host is connected."""
-        return self._central is not None
-
     # -- EmulatedBoard ----------------------------------------------------------------------------
-
-    @property
-    def address(self) -> str:
-        """Its Bluetooth address: the board URI is ``chessnut:{address}``."""
-        return self._address
-
-    @property
-    def position(self) -> dict[str, str]:
-        """The pieces standing on the board, by square name (player's frame)."""
-        return {chess.square_name(self._frame(sq)): piece for sq, piece in self._pieces.items()}
 
     async def lift(self, square: str) -> str | None:
         """Take the piece off ``square``; the board reports its new position."""
-        piece = self._pieces.pop(self._frame(chess.parse_square(square)), None)
+        piece = self.pieces.pop(self.square(square), None)
         if piece is not None:
             self._report()
         await asyncio.sleep(0)
@@ -150,9 +102,9 @@ class ChessnutEmulator:
         """Put ``piece`` (a FEN letter) on ``square``; the board reports its new position."""
         if piece not in _NIBBLES:
             raise ValueError(f"unknown piece symbol: {piece!r}")
-        sq = self._frame(chess.parse_square(square))
-        if self._pieces.get(sq) != piece:
-            self._pieces[sq] = piece
+        sq = self.square(square)
+        if self.pieces.get(sq) != piece:
+            self.pieces[sq] = piece
             self._report()
         await asyncio.sleep(0)
 
@@ -161,10 +113,6 @@ class ChessnutEmulator:
         await asyncio.sleep(0)
 
     # -- Peripheral (what the radio sees) ---------------------------------------------------------
-
-    @property
-    def advertisement(self) -> Advertisement:
-        return self._advertisement
 
     @property
     def services(self) -> Sequence[Service]:
@@ -181,15 +129,12 @@ class ChessnutEmulator:
         )
 
     def on_connect(self, central: Central) -> None:
-        self._central = central
         self._reporting = False
+        super().on_connect(central)
 
     def on_disconnect(self) -> None:
-        self._central = None
         self._reporting = False
-
-    def on_read(self, uuid: str) -> bytes:
-        return b""
+        super().on_disconnect()
 
     def on_write(self, uuid: str, value: bytes) -> None:
         if uuid != _OP_WRITE or not value:
@@ -201,39 +146,27 @@ class ChessnutEmulator:
             self._report()
         elif command == _CMD_LEDS and len(value) == 10:
             self.lit = frozenset(
-                chess.square_name(self._frame(chess.square(file, 7 - rank)))
+                chess.square_name(self.frame(chess.square(file, 7 - rank)))
                 for rank, byte in enumerate(value[2:])
                 for file in range(8)
                 if byte & (0x80 >> file)
             )
         elif command == _CMD_BATTERY:
             level = self.battery_level | (_CHARGING if self.charging else 0)
-            self._notify(_OP_NOTIFY, bytes([_ANSWER_BATTERY, 2, level, int(self.charging)]))
+            self.notify(_OP_NOTIFY, bytes([_ANSWER_BATTERY, 2, level, int(self.charging)]))
 
     # -- the board's reports ----------------------------------------------------------------------
 
     def _report(self) -> None:
         if self._reporting:
-            self._notify(_FEN_NOTIFY, self._position_frame())
+            self.notify(_FEN_NOTIFY, self._position_frame())
 
     def _position_frame(self) -> bytes:
         """§3: 01 24, then h8, g8 ... a1 two to a byte (low nibble first), then 4 bytes."""
         nibbles = [
-            _NIBBLES.get(self._pieces.get(chess.square(7 - i % 8, 7 - i // 8), ""), 0)
+            _NIBBLES.get(self.pieces.get(chess.square(7 - i % 8, 7 - i // 8), ""), 0)
             for i in range(64)
         ]
         body = bytes(nibbles[i] | nibbles[i + 1] << 4 for i in range(0, 64, 2))
         uptime = int(time.monotonic() - self._started) & 0xFFFF
         return _POSITION_HEADER + body + uptime.to_bytes(2, "little") + bytes(2)
-
-    def _notify(self, uuid: str, value: bytes) -> None:
-        central = self._central
-        if central is None:
-            return
-        size = central.mtu - 3
-        for start in range(0, len(value), size):
-            central.notify(uuid, value[start : start + size])
-
-    def _frame(self, square: chess.Square) -> chess.Square:
-        """Player's frame ↔ board frame (a board set up from Black's side is turned round)."""
-        return 63 - square if self._rotated else square

@@ -16,10 +16,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from types import TracebackType
-from typing import Final, Self
+from typing import Final
 
 import chess
 
+from drivers.ble.peripheral import RadioBoard
 from drivers.ble.radio import Advertisement, Central, Characteristic, Service, VirtualRadio
 
 # --- §4 Bluetooth LE: Microchip transparent UART
@@ -79,7 +80,7 @@ def _corners(square: chess.Square) -> tuple[int, int, int, int]:
     return top, top + 1, top + _LED_GRID, top + _LED_GRID + 1
 
 
-class MillenniumBleEmulator:
+class MillenniumBleEmulator(RadioBoard):
     """A Millennium board on a virtual radio; squares are names in the player's frame.
 
     Satisfies :class:`drivers.emulation.EmulatedBoard` (``millennium-ble:`` + :attr:`address`)
@@ -98,31 +99,20 @@ class MillenniumBleEmulator:
         version: tuple[int, int] = (1, 4),
         rssi: int = -62,
     ) -> None:
-        self._own_radio = radio is None
-        self.radio = radio if radio is not None else VirtualRadio()
-        self._address = address.upper()
-        self._advertisement = Advertisement(name=_NAME, services=(_SERVICE,), rssi=rssi)
-        self._rotated = rotated
-        self._version = version
-        board = chess.BaseBoard(
-            chess.STARTING_BOARD_FEN if position is None else position.split()[0]
+        super().__init__(
+            radio=radio,
+            address=address,
+            advertisement=Advertisement(name=_NAME, services=(_SERVICE,), rssi=rssi),
+            position=position,
+            rotated=rotated,
         )
-        self._pieces = {self._frame(sq): p.symbol() for sq, p in board.piece_map().items()}
+        self._version = version
         self.e2rom: dict[int, int] = dict(_E2_DEFAULTS)
         self.leds: list[int] = [0] * (_LED_GRID * _LED_GRID)
         self.received: list[str] = []
         """Every command the host sent that the board took (text, check included)."""
-        self._central: Central | None = None
         self._pending = bytearray()
         self._ticker: asyncio.TimerHandle | None = None
-
-    # -- lifecycle ------------------------------------------------------------------------------
-
-    async def __aenter__(self) -> Self:
-        if self._own_radio:
-            await self.radio.start()
-        self.radio.add(self)
-        return self
 
     async def __aexit__(
         self,
@@ -130,51 +120,28 @@ class MillenniumBleEmulator:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.radio.remove(self._address)
         self._stop_ticker()
-        if self._own_radio:
-            await self.radio.stop()
-
-    async def power_off(self) -> None:
-        """Switch the board off: the host's connection drops and it stops advertising."""
-        self.radio.power(self._address, on=False)
-        await asyncio.sleep(0)
+        await super().__aexit__(exc_type, exc, tb)
 
     async def power_on(self) -> None:
         """Switch it back on (the E2ROM keeps its settings; the LEDs are off)."""
         self.leds = [0] * (_LED_GRID * _LED_GRID)
-        self.radio.power(self._address, on=True)
-        await asyncio.sleep(0)
-
-    @property
-    def connected(self) -> bool:
-        """Whether a host is connected."""
-        return self._central is not None
+        await super().power_on()
 
     @property
     def lit(self) -> frozenset[str]:
         """Squares (player's frame) whose four corner LEDs are on."""
         return frozenset(
-            chess.square_name(self._frame(sq))
+            chess.square_name(self.frame(sq))
             for sq in chess.SQUARES
             if all(self.leds[i] for i in _corners(sq))
         )
 
     # -- EmulatedBoard ----------------------------------------------------------------------------
 
-    @property
-    def address(self) -> str:
-        """Its Bluetooth address: the board URI is ``millennium-ble:{address}``."""
-        return self._address
-
-    @property
-    def position(self) -> dict[str, str]:
-        """The pieces standing on the board, by square name (player's frame)."""
-        return {chess.square_name(self._frame(sq)): piece for sq, piece in self._pieces.items()}
-
     async def lift(self, square: str) -> str | None:
         """Take the piece off ``square``."""
-        piece = self._pieces.pop(self._frame(chess.parse_square(square)), None)
+        piece = self.pieces.pop(self.square(square), None)
         if piece is not None:
             self._changed()
         await asyncio.sleep(0)
@@ -184,9 +151,9 @@ class MillenniumBleEmulator:
         """Put ``piece`` (a FEN letter) on ``square``."""
         if piece not in _PIECES:
             raise ValueError(f"unknown piece symbol: {piece!r}")
-        sq = self._frame(chess.parse_square(square))
-        if self._pieces.get(sq) != piece:
-            self._pieces[sq] = piece
+        sq = self.square(square)
+        if self.pieces.get(sq) != piece:
+            self.pieces[sq] = piece
             self._changed()
         await asyncio.sleep(0)
 
@@ -195,10 +162,6 @@ class MillenniumBleEmulator:
         await asyncio.sleep(0)
 
     # -- Peripheral -----------------------------------------------------------------------------
-
-    @property
-    def advertisement(self) -> Advertisement:
-        return self._advertisement
 
     @property
     def services(self) -> Sequence[Service]:
@@ -213,16 +176,13 @@ class MillenniumBleEmulator:
         )
 
     def on_connect(self, central: Central) -> None:
-        self._central = central
         self._pending.clear()
+        super().on_connect(central)
         self._schedule()
 
     def on_disconnect(self) -> None:
-        self._central = None
+        super().on_disconnect()
         self._stop_ticker()
-
-    def on_read(self, uuid: str) -> bytes:
-        return b""
 
     def on_write(self, uuid: str, value: bytes) -> None:
         if uuid != _WRITE:
@@ -253,22 +213,22 @@ class MillenniumBleEmulator:
         letter, data = body[0], body[1:]
         try:
             if letter == "S":
-                self._send(self._status())
+                self.notify(_NOTIFY, self._status())
             elif letter == "V":
                 major, minor = self._version
-                self._send(_message(f"v{major:02X}{minor:02X}"))
+                self.notify(_NOTIFY, _message(f"v{major:02X}{minor:02X}"))
             elif letter == "W":
                 self.e2rom[int(data[:2], 16)] = int(data[2:], 16)
-                self._send(_message(f"w{data}"))
+                self.notify(_NOTIFY, _message(f"w{data}"))
                 self._schedule()
             elif letter == "R":
-                self._send(_message(f"r{data}{self.e2rom.get(int(data, 16), 0):02X}"))
+                self.notify(_NOTIFY, _message(f"r{data}{self.e2rom.get(int(data, 16), 0):02X}"))
             elif letter == "L":
                 self.leds = [int(data[i : i + 2], 16) for i in range(2, len(data), 2)]
-                self._send(_message("l"))
+                self.notify(_NOTIFY, _message("l"))
             elif letter == "X":
                 self.leds = [0] * (_LED_GRID * _LED_GRID)
-                self._send(_message("x"))
+                self.notify(_NOTIFY, _message("x"))
             elif letter == "T":
                 self.leds = [0] * (_LED_GRID * _LED_GRID)
         except ValueError:
@@ -276,19 +236,19 @@ class MillenniumBleEmulator:
 
     def _status(self) -> bytes:
         chars = [_EMPTY] * 64
-        for sq, piece in self._pieces.items():
+        for sq, piece in self.pieces.items():
             chars[_status_index(sq)] = piece
         return _message("s" + "".join(chars))
 
     def _changed(self) -> None:
         if self.e2rom.get(_E2_AUTO_REPORTS, 0) >= 3:
-            self._send(self._status())
+            self.notify(_NOTIFY, self._status())
 
     def _schedule(self) -> None:
         """Every-scan (0) and timed (2) reports run on a timer while a host is connected."""
         self._stop_ticker()
         mode = self.e2rom.get(_E2_AUTO_REPORTS, 0)
-        if self._central is None or mode not in (0, 2):
+        if self.central is None or mode not in (0, 2):
             return
         if mode == 0:
             units = self.e2rom.get(_E2_SCAN_TIME, 20)
@@ -297,7 +257,7 @@ class MillenniumBleEmulator:
             period = max(1, self.e2rom.get(_E2_REPORT_TIME, 1)) * _REPORT_UNIT
 
         def tick() -> None:
-            self._send(self._status())
+            self.notify(_NOTIFY, self._status())
             self._ticker = asyncio.get_running_loop().call_later(period, tick)
 
         self._ticker = asyncio.get_running_loop().call_later(period, tick)
@@ -306,14 +266,3 @@ class MillenniumBleEmulator:
         if self._ticker is not None:
             self._ticker.cancel()
             self._ticker = None
-
-    def _send(self, message: bytes) -> None:
-        central = self._central
-        if central is None:
-            return
-        size = central.mtu - 3
-        for start in range(0, len(message), size):
-            central.notify(_NOTIFY, message[start : start + size])
-
-    def _frame(self, square: chess.Square) -> chess.Square:
-        return 63 - square if self._rotated else square

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from types import TracebackType
-from typing import Final, Self
+from typing import Final
 
 import chess
 
+from drivers.ble.peripheral import RadioBoard
 from drivers.ble.radio import Advertisement, Central, Characteristic, Service, VirtualRadio
 
 # --- §2 GATT: Nordic UART Service
@@ -58,7 +58,7 @@ def _index(square: chess.Square) -> int:
     return (7 - chess.square_rank(square)) * 8 + chess.square_file(square)
 
 
-class PegasusEmulator:
+class PegasusEmulator(RadioBoard):
     """A DGT Pegasus on a virtual radio; squares are names in the player's frame.
 
     Satisfies :class:`drivers.emulation.EmulatedBoard` (``pegasus:`` + :attr:`address`) and
@@ -80,21 +80,16 @@ class PegasusEmulator:
         charging: bool = False,
         rssi: int = -66,
     ) -> None:
-        self._own_radio = radio is None
-        self.radio = radio if radio is not None else VirtualRadio()
-        self._address = address.upper()
-        self._serial = serial
-        self._advertisement = Advertisement(
-            name=f"DGT_PEGASUS_{serial}", services=(_NUS,), rssi=rssi
+        super().__init__(
+            radio=radio,
+            address=address,
+            advertisement=Advertisement(name=f"DGT_PEGASUS_{serial}", services=(_NUS,), rssi=rssi),
+            position=position,
+            rotated=rotated,
         )
-        self._rotated = rotated
+        self._serial = serial
         self.battery_level = battery
         self.charging = charging
-        board = chess.BaseBoard(
-            chess.STARTING_BOARD_FEN if position is None else position.split()[0]
-        )
-        self._pieces = {self._frame(sq): p.symbol() for sq, p in board.piece_map().items()}
-        self._central: Central | None = None
         self._updating = False
         self._pending = bytearray()
         self.lit: frozenset[str] = frozenset()
@@ -102,55 +97,12 @@ class PegasusEmulator:
         self.received: list[bytes] = []
         """Every command the host sent, in order."""
 
-    # -- lifecycle ------------------------------------------------------------------------------
-
-    async def __aenter__(self) -> Self:
-        if self._own_radio:
-            await self.radio.start()
-        self.radio.add(self)
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.radio.remove(self._address)
-        if self._own_radio:
-            await self.radio.stop()
-
-    async def power_off(self) -> None:
-        """Switch the board off: the host's connection drops and it stops advertising."""
-        self.radio.power(self._address, on=False)
-        await asyncio.sleep(0)
-
-    async def power_on(self) -> None:
-        """Switch it back on: it advertises again and waits for a host."""
-        self.radio.power(self._address, on=True)
-        await asyncio.sleep(0)
-
-    @property
-    def connected(self) -> bool:
-        """Whether a host is connected."""
-        return self._central is not None
-
     # -- EmulatedBoard ----------------------------------------------------------------------------
-
-    @property
-    def address(self) -> str:
-        """Its Bluetooth address: the board URI is ``pegasus:{address}``."""
-        return self._address
-
-    @property
-    def position(self) -> dict[str, str]:
-        """The pieces standing on the board, by square name (player's frame)."""
-        return {chess.square_name(self._frame(sq)): piece for sq, piece in self._pieces.items()}
 
     async def lift(self, square: str) -> str | None:
         """Take the piece off ``square``; the board reports the square empty."""
-        sq = self._frame(chess.parse_square(square))
-        piece = self._pieces.pop(sq, None)
+        sq = self.square(square)
+        piece = self.pieces.pop(sq, None)
         if piece is not None:
             self._field(sq, _EMPTY)
         await asyncio.sleep(0)
@@ -159,9 +111,9 @@ class PegasusEmulator:
     async def place(self, square: str, piece: str) -> None:
         """Put ``piece`` on ``square``; the board reports the square taken (not which piece)."""
         chess.Piece.from_symbol(piece)  # a FEN letter, or ValueError
-        sq = self._frame(chess.parse_square(square))
-        was = self._pieces.get(sq)
-        self._pieces[sq] = piece
+        sq = self.square(square)
+        was = self.pieces.get(sq)
+        self.pieces[sq] = piece
         if was is not None:
             # A hand that replaces a piece lifts it first: the square reads empty for a moment.
             self._field(sq, _EMPTY)
@@ -173,10 +125,6 @@ class PegasusEmulator:
         await asyncio.sleep(0)
 
     # -- Peripheral ----------------------------------------------------------------------------
-
-    @property
-    def advertisement(self) -> Advertisement:
-        return self._advertisement
 
     @property
     def services(self) -> Sequence[Service]:
@@ -191,16 +139,13 @@ class PegasusEmulator:
         )
 
     def on_connect(self, central: Central) -> None:
-        self._central = central
         self._updating = False
         self._pending.clear()
+        super().on_connect(central)
 
     def on_disconnect(self) -> None:
-        self._central = None
         self._updating = False
-
-    def on_read(self, uuid: str) -> bytes:
-        return b""
+        super().on_disconnect()
 
     def on_write(self, uuid: str, value: bytes) -> None:
         if uuid != _RX:
@@ -227,30 +172,28 @@ class PegasusEmulator:
         if code == _CMD_RESET:
             self._updating = False
         elif code == _CMD_SEND_BRD:
-            self._send(_frame(_MSG_BOARD_DUMP, self._dump()))
+            self.notify(_TX, _frame(_MSG_BOARD_DUMP, self._dump()))
         elif code == _CMD_UPDATE_BRD:
             self._updating = True
         elif code == _CMD_VERSION:
-            self._send(_frame(_MSG_VERSION, _VERSION))
+            self.notify(_TX, _frame(_MSG_VERSION, _VERSION))
         elif code == _CMD_TRADEMARK:
             text = (
                 "Digital Game Technology\r\nCopyright (c) 2021 DGT\r\n"
                 "software version: 1.02, build: 210722\r\n"
                 f"hardware version: 1.00, serial no: {self._serial}"
             )
-            self._send(_frame(_MSG_TRADEMARK, text.encode("ascii")))
+            self.notify(_TX, _frame(_MSG_TRADEMARK, text.encode("ascii")))
         elif code == _CMD_BATTERY:
             status = _CHARGING if self.charging else _DISCHARGING
-            self._send(
-                _frame(_MSG_BATTERY, bytes([self.battery_level, 0x7F, 0x7F, 0, 0, 0, 0, 0, status]))
-            )
+            payload = bytes([self.battery_level, 0x7F, 0x7F, 0, 0, 0, 0, 0, status])
+            self.notify(_TX, _frame(_MSG_BATTERY, payload))
         elif code == _CMD_LEDS:
             body = command[2:]
             if body[:1] == bytes([_LEDS_ON]) and len(body) >= 5:
-                squares = body[4:-1]
                 self.lit = frozenset(
-                    chess.square_name(self._frame(chess.square(i % 8, 7 - i // 8)))
-                    for i in squares
+                    chess.square_name(self.frame(chess.square(i % 8, 7 - i // 8)))
+                    for i in body[4:-1]
                     if i < 64
                 )
             else:
@@ -258,21 +201,10 @@ class PegasusEmulator:
 
     def _dump(self) -> bytes:
         codes = bytearray(64)
-        for sq in self._pieces:
+        for sq in self.pieces:
             codes[_index(sq)] = _OCCUPIED
         return bytes(codes)
 
     def _field(self, square: chess.Square, code: int) -> None:
         if self._updating:
-            self._send(_frame(_MSG_FIELD_UPDATE, bytes([_index(square), code])))
-
-    def _send(self, message: bytes) -> None:
-        central = self._central
-        if central is None:
-            return
-        size = central.mtu - 3
-        for start in range(0, len(message), size):
-            central.notify(_TX, message[start : start + size])
-
-    def _frame(self, square: chess.Square) -> chess.Square:
-        return 63 - square if self._rotated else square
+            self.notify(_TX, _frame(_MSG_FIELD_UPDATE, bytes([_index(square), code])))

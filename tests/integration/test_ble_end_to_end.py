@@ -227,3 +227,44 @@ async def test_run_says_in_one_line_when_the_board_is_not_in_range(
     text = err.decode()
     assert "no Chessnut Air/Pro/Go board EC:1B:00:00:00:99 in range" in text
     assert "Traceback" not in text
+
+
+@pytest.mark.parametrize("rotated", [False, True], ids=["normal", "rotated"])
+async def test_a_board_with_lights_shows_the_last_move(
+    rotated: bool, mosquitto: Mosquitto, mqtt_subscribe: Subscribe, table_id: str, tmp_path: Path
+) -> None:
+    """The lights are in the board's own frame: a board set up from Black's side is turned."""
+    import random
+
+    from bridge.demo.game import perform
+    from drivers.chessnut.emulator import ChessnutEmulator
+    from drivers.choreography import Style
+
+    game = chess.Board()
+    async with (
+        ChessnutEmulator(rotated=rotated) as emu,
+        mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/#") as sub,
+        daemon(
+            f"chessnut:{emu.address}",
+            table_id,
+            mosquitto.url,
+            tmp_path / "state",
+            "--config",
+            str(radio_config(tmp_path, emu.radio.path)),
+        ),
+    ):
+        await sub.wait_for(lambda _: state_is(sub, "board", "connected"), within=20)
+        for ply, san in enumerate(["e4", "Nf6"], start=1):
+            move = game.parse_san(san)
+            await perform(emu, game, move, Style.PLAIN, random.Random(ply), 4.0)
+            game.push(move)
+            await sub.wait_for(
+                lambda _, n=ply: len(payloads_on(sub, "event/move")) >= n,  # type: ignore[misc]
+                within=10,
+            )
+            lit = {chess.square_name(move.from_square), chess.square_name(move.to_square)}
+            async with asyncio.timeout(10):
+                while emu.lit != lit:  # noqa: ASYNC110  # polls emulator state
+                    await asyncio.sleep(0.02)
+    orientation = payloads_on(sub, "board")[-1]["data"]["orientation"]
+    assert orientation == ("rotated" if rotated else "normal")
