@@ -229,7 +229,7 @@ class BleBoardLink:
 
     @property
     def battery(self) -> BatteryGauge | None:
-        """The board's battery (:meth:`read_battery`... through the protocol's ``battery()``)."""
+        """The board's battery, if the family reports it (read with :meth:`read_battery`)."""
         return _Battery(self) if self.family.battery_request is not None else None
 
     async def show(self, squares: Collection[chess.Square]) -> None:
