@@ -72,9 +72,9 @@ def test_the_radio_comes_from_the_config_or_the_environment() -> None:
     config = config_module.decode(b'[ble]\nradio = "/run/r"\nscan_timeout = 3\n')
     settings = config_module.link_settings(config)
     assert (settings.ble_radio, settings.ble_scan_timeout) == ("/run/r", 3.0)
-    env = {config_module.ENV_BLE_RADIO: "/tmp/other"}
+    env = {config_module.ENV_BLE_RADIO: "/run/other-radio"}
     assert config_module.link_settings(config_module.with_environment(config, env)).ble_radio == (
-        "/tmp/other"
+        "/run/other-radio"
     )
     assert config_module.link_settings(config_module.Config()).ble_radio is None
 
