@@ -173,6 +173,8 @@ class TableView:
         self.round: str | None = None
         self.board_number: str | None = None
         self.fen: str | None = None
+        self.start_fen: str | None = None
+        """The position the game started from (``None`` until a ``game`` snapshot says)."""
         self.position: chess.Board | None = None
         self.moves: list[MoveRecord] = []
         self.clocks: Clocks | None = None
@@ -284,6 +286,7 @@ class TableView:
         self.round = data.round
         self.board_number = data.board
         self.fen = data.fen
+        self.start_fen = data.start_fen
         self.position = position
         self.moves = list(data.moves)
         self.clocks = data.clocks
@@ -333,6 +336,7 @@ class TableView:
     def _new_game_from_event(self, envelope: Envelope) -> None:
         if envelope.game and envelope.game != self.game_id:
             self.game_id = envelope.game
+            self.start_fen = None
             self.moves = []
             self.alerts = []
             self.result = None

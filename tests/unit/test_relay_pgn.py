@@ -1,0 +1,367 @@
+"""The relay's game model and its PGN: final moves only, clocks, parts after an illegal move."""
+
+from __future__ import annotations
+
+import io
+
+import chess
+import chess.pgn
+import pytest
+
+from bridge.relay.game import Gaps, RelayTable, split_game
+from bridge.relay.pgn import Broadcast, comment, format_clock, table_pgn, tag, termination
+from bridge.relay.room import Room
+from bridge.wire.payloads import MoveRecord
+from tests.relay_feed import Item, TableFeed
+
+OPERA = (
+    "e4 e5 Nf3 d6 d4 Bg4 dxe5 Bxf3 Qxf3 dxe5 Bc4 Nf6 Qb3 Qe7 Nc3 c6 Bg5 b5 Nxb5 cxb5 "
+    "Bxb5+ Nbd7 O-O-O Rd8 Rxd7 Rxd7 Rd1 Qe6 Bxd7+ Nxd7 Qb8+ Nxb8 Rd8#"
+)
+NOW = 1000.0
+BROADCAST = Broadcast(event="Venue Open", site="Paris FRA")
+
+
+def fold(table: RelayTable, items: list[Item], at: float = 100.0) -> None:
+    for suffix, envelope in items:
+        table.apply(envelope, suffix=suffix, received=at)
+
+
+def games(text: str) -> list[chess.pgn.Game]:
+    """Every game of a PGN text, read back by python-chess; fails on any parse error."""
+    stream = io.StringIO(text)
+    out = []
+    while (game := chess.pgn.read_game(stream)) is not None:
+        assert not game.errors, game.errors
+        out.append(game)
+    return out
+
+
+def said(node: chess.pgn.GameNode) -> str:
+    """A comment as one line (the PGN wraps long comments)."""
+    return " ".join(node.comment.split())
+
+
+def sans(game: chess.pgn.Game) -> list[str]:
+    board = game.board()
+    out = []
+    for move in game.mainline_moves():
+        out.append(board.san(move))
+        board.push(move)
+    return out
+
+
+def test_a_whole_game_reads_back_with_the_same_moves_clocks_and_headers() -> None:
+    feed, table = TableFeed(), RelayTable("t1")
+    feed.assign(
+        white="Paul Morphy",
+        black="Duke Karl of Brunswick",
+        white_fide_id=1,
+        black_fide_id=2,
+        event="Paris Opera",
+        round="3",
+        board=7,
+    )
+    fold(table, [feed.status(), feed.snapshot(), *feed.play(OPERA, spent=30)])
+    fold(table, [feed.end("1-0", "checkmate", "5.1.1"), feed.snapshot()])
+    text = table_pgn(table, NOW, BROADCAST)
+    (game,) = games(text)
+    assert sans(game) == OPERA.split()
+    headers = dict(game.headers)
+    assert headers["Event"] == "Paris Opera"
+    assert headers["Site"] == "Paris FRA"
+    assert headers["Date"] == "2026.05.01"
+    assert headers["Round"] == "3"
+    assert headers["Board"] == "7"
+    assert headers["White"] == "Paul Morphy"
+    assert headers["Black"] == "Duke Karl of Brunswick"
+    assert headers["WhiteFideId"] == "1"
+    assert headers["BlackFideId"] == "2"
+    assert headers["Result"] == "1-0"
+    assert headers["Termination"] == "normal"
+    assert headers["Table"] == "t1"
+    nodes = list(game.mainline())
+    # Every move is followed by the mover's time after its press (30 s thinking + 2 s press).
+    assert [node.clock() for node in nodes[:4]] == [5368, 5368, 5336, 5336]
+    assert "checkmate (Art. 5.1.1)" in said(nodes[-1])
+    assert text.splitlines()[:7] == [
+        '[Event "Paris Opera"]',
+        '[Site "Paris FRA"]',
+        '[Date "2026.05.01"]',
+        '[Round "3"]',
+        '[White "Paul Morphy"]',
+        '[Black "Duke Karl of Brunswick"]',
+        '[Result "1-0"]',
+    ]
+    assert all(len(line) <= 79 for line in text.splitlines())
+
+
+def test_a_move_waits_for_its_press_or_the_reply() -> None:
+    feed, table = TableFeed(), RelayTable("t1")
+    fold(table, [feed.snapshot(), feed.move("e4"), feed.snapshot()])
+    assert sans(games(table_pgn(table, NOW, BROADCAST))[0]) == []
+    fold(table, [feed.press("white"), feed.snapshot()])
+    assert sans(games(table_pgn(table, NOW, BROADCAST))[0]) == ["e4"]
+    # No press this time: the reply makes the move final.
+    fold(table, [feed.move("e5"), feed.move("Nf3"), feed.snapshot()])
+    assert sans(games(table_pgn(table, NOW, BROADCAST))[0]) == ["e4", "e5"]
+
+
+def test_a_move_replaced_before_it_was_final_never_appears() -> None:
+    """Rook first, then the king: the table records Rf1, then castling superseding it."""
+    feed, table = TableFeed(), RelayTable("t1")
+    fold(table, [feed.snapshot(), *feed.play("e4 e5 Nf3 Nc6 Bc4 Bc5")])
+    fold(table, [feed.move("Rf1"), feed.snapshot()])
+    assert "Rf1" not in table_pgn(table, NOW, BROADCAST)
+    fold(table, [feed.move("O-O", supersedes=True), feed.press("white"), feed.snapshot()])
+    text = table_pgn(table, NOW, BROADCAST)
+    assert sans(games(text)[0])[-1] == "O-O"
+    assert "Rf1" not in text
+
+
+def test_the_broadcast_delay_holds_moves_and_the_result_back() -> None:
+    feed, table = TableFeed(), RelayTable("t1")
+    fold(table, [feed.snapshot()], at=0.0)
+    fold(table, feed.play("f3 e5 g4"), at=100.0)
+    fold(table, feed.play("Qh4#"), at=200.0)
+    fold(table, [feed.end("0-1", "checkmate", "5.1.1"), feed.snapshot()], at=200.0)
+    delayed = Broadcast(delay=900.0)
+    assert sans(games(table_pgn(table, 999.0, delayed))[0]) == []
+    first = games(table_pgn(table, 1000.0, delayed))[0]
+    assert sans(first) == ["f3", "e5", "g4"]
+    assert first.headers["Result"] == "*"
+    last = games(table_pgn(table, 1100.0, delayed))[0]
+    assert sans(last) == ["f3", "e5", "g4", "Qh4#"]
+    assert last.headers["Result"] == "0-1"
+
+
+def test_kings_on_the_centre_squares_are_a_result_not_moves() -> None:
+    feed, table = TableFeed(), RelayTable("t1")
+    fold(table, [feed.snapshot(), *feed.play("d4 d5 c4 e6")])
+    fold(table, [feed.end("1/2-1/2", "kings placed in the centre (result convention)")])
+    fold(table, [feed.snapshot()])
+    (game,) = games(table_pgn(table, NOW, BROADCAST))
+    assert sans(game) == ["d4", "d5", "c4", "e6"]
+    assert game.headers["Result"] == "1/2-1/2"
+
+
+def test_an_illegal_move_gets_its_penalty_as_a_comment() -> None:
+    feed, table = TableFeed(), RelayTable("t1")
+    fold(table, [feed.snapshot(), *feed.play("e4 e5")])
+    penalty = "2 minutes extra to the opponent; the position before it is reinstated"
+    fold(
+        table,
+        [
+            feed.alert(
+                "illegal_move",
+                "7.5.1",
+                "white",
+                squares=["f1", "c5"],
+                fen=feed.board.fen(),
+                count=1,
+                penalty=penalty,
+            ),
+            feed.snapshot(),
+            *feed.play("Nf3"),
+        ],
+    )
+    (game,) = games(table_pgn(table, NOW, BROADCAST))
+    nodes = list(game.mainline())
+    assert sans(game) == ["e4", "e5", "Nf3"]
+    assert f"Illegal move by White (Art. 7.5.1): {penalty}" in said(nodes[1])
+
+
+def _illegal_position() -> tuple[TableFeed, str]:
+    """1. d4 d5 2. Nf3 Nf6, then 3. Bf1-c4: illegal, the pawn on e2 blocks the bishop."""
+    feed = TableFeed()
+    feed.board = chess.Board()
+    irregular = chess.Board()
+    for san in ["d4", "d5", "Nf3", "Nf6"]:
+        irregular.push_san(san)
+    irregular.remove_piece_at(chess.F1)
+    irregular.set_piece_at(chess.C4, chess.Piece(chess.BISHOP, chess.WHITE))  # through e2
+    irregular.turn = chess.BLACK
+    return feed, irregular.fen()
+
+
+def test_an_illegal_move_that_stood_continues_as_a_second_game_from_its_position() -> None:
+    """The engine's shape: an illegal_move alert, then moves from a position no legal move
+    reached (Black replied, so the illegal move stands)."""
+    feed, irregular = _illegal_position()
+    table = RelayTable("t1")
+    feed.assign(white="A", black="B", event="Open", round="2")
+    fold(table, [feed.snapshot(), *feed.play("d4 d5 Nf3 Nf6")])
+    alert = feed.alert(
+        "illegal_move",
+        "7.5.1, A.4.2",
+        "white",
+        squares=["f1", "c4"],
+        fen=feed.board.fen(),
+        count=1,
+        penalty="1 minute extra to the opponent",
+    )
+    fold(table, [alert, feed.snapshot()])
+    fold(table, [feed.move_from(irregular, "d5c4"), feed.press("black")])
+    text = table_pgn(table, NOW, BROADCAST)
+    first, second = games(text)
+    assert sans(first) == ["d4", "d5", "Nf3", "Nf6"]
+    assert first.headers["Result"] == "*"
+    assert first.headers["Part"] == "1"
+    assert "Illegal move 3. Bf1-c4 by White stood" in said(list(first.mainline())[-1])
+    assert "1 minute extra" not in text  # it stood: no penalty was given
+    assert second.headers["FEN"].split()[:4] == irregular.split()[:4]
+    assert second.headers["SetUp"] == "1"
+    assert second.headers["Part"] == "2"
+    assert second.headers["Event"] == "Open (part 2)"
+    assert (second.headers["White"], second.headers["Round"]) == ("A", "2")
+    assert sans(second) == ["dxc4"]
+    assert "continues after the illegal move 3. Bf1-c4" in said(second)
+    # The next moves keep flowing into the second game.
+    fold(table, [feed.move("e3"), feed.press("white"), feed.move("Be6"), feed.press("black")])
+    assert sans(games(table_pgn(table, NOW, BROADCAST))[1]) == ["dxc4", "e3", "Be6"]
+
+
+def test_an_illegal_move_published_as_a_move_starts_the_second_game_after_it() -> None:
+    feed, table = TableFeed(), RelayTable("t1")
+    fold(table, [feed.snapshot(), *feed.play("d4 d5 Nf3 Nf6")])
+    illegal = chess.Move.from_uci("f1c4")
+    feed.board.push(illegal)  # python-chess pushes it although it is not legal
+    feed.pushed.append((illegal.uci(), "Bc4"))
+    fold(table, [feed.snapshot()])
+    fold(table, [*feed.play("dxc4 e3")])
+    first, second = games(table_pgn(table, NOW, BROADCAST))
+    assert sans(first) == ["d4", "d5", "Nf3", "Nf6"]
+    assert sans(second) == ["dxc4", "e3"]
+    assert chess.Board(second.headers["FEN"]).piece_at(chess.C4) == chess.Piece.from_symbol("B")
+
+
+def test_the_engine_restarting_from_the_irregular_position_keeps_the_first_part() -> None:
+    feed, irregular = _illegal_position()
+    table = RelayTable("t1")
+    fold(table, [feed.snapshot(), *feed.play("d4 d5 Nf3 Nf6")])
+    fold(table, [feed.alert("illegal_move", "7.5.1", "white", squares=["f1", "c4"])])
+    feed.pushed = []
+    fold(table, [feed.move_from(irregular, "d5c4"), feed.snapshot(start_fen=irregular)])
+    fold(table, [*feed.play("e3")])
+    first, second = games(table_pgn(table, NOW, BROADCAST))
+    assert sans(first) == ["d4", "d5", "Nf3", "Nf6"]
+    assert sans(second) == ["dxc4", "e3"]
+
+
+def test_an_arbiter_set_position_starts_a_new_part() -> None:
+    feed, table = TableFeed(), RelayTable("t1")
+    fold(table, [feed.snapshot(), *feed.play("e4 e5")])
+    fen = "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"
+    feed.board, feed.pushed = chess.Board(fen), []
+    fold(table, [feed.snapshot(), feed.response("set_position", {"fen": fen})])
+    fold(table, [*feed.play("e4")])
+    first, second = games(table_pgn(table, NOW, BROADCAST))
+    assert sans(first) == ["e4", "e5"]
+    assert second.headers["FEN"] == fen
+    assert sans(second) == ["e4"]
+    assert "position set by the arbiter" in said(second)
+
+
+def test_a_takeback_by_the_arbiter_removes_the_moves_and_says_so() -> None:
+    feed, table = TableFeed(), RelayTable("t1")
+    fold(table, [feed.snapshot(), *feed.play("e4 e5 Nf3")])
+    feed.board.pop()
+    feed.pushed.pop()
+    response = feed.response("takeback", {"plies": 1, "removed": ["g1f3"], "fen": ""})
+    fold(table, [feed.snapshot(), response])
+    (game,) = games(table_pgn(table, NOW, BROADCAST))
+    assert sans(game) == ["e4", "e5"]
+    assert "The arbiter took back 1 ply" in said(list(game.mainline())[-1])
+    assert [action.command for action in table.actions] == ["takeback"]
+
+
+def test_an_ack_from_the_page_names_the_arbiter_in_the_alert_history() -> None:
+    feed, table = TableFeed(), RelayTable("t1")
+    fold(table, [feed.snapshot(), feed.alert("touch_move", "4.3.1", "white"), feed.snapshot()])
+    assert [entry.closed_at for entry in table.alerts] == [None]
+    table.expect("page-1", "Anna")
+    feed.ack(1)
+    fold(table, [feed.snapshot(), feed.response("ack_alert", {"id": 1}, transaction="page-1")])
+    (entry,) = table.alerts
+    assert (entry.closed_at, entry.closed_by) == (100.0, "Anna")
+    assert "touch" not in table_pgn(table, NOW, BROADCAST).lower()  # arbiters' matter only
+
+
+def test_duplicates_and_retained_copies_change_nothing() -> None:
+    feed, table = TableFeed(), RelayTable("t1")
+    items = [feed.snapshot(), *feed.play("e4 e5")]
+    fold(table, items)
+    version = table.version
+    for suffix, envelope in items:
+        assert not table.apply(envelope, suffix=suffix, received=200.0, retained=True)
+    assert table.version == version
+
+
+def test_a_new_game_at_the_table_starts_over() -> None:
+    feed, table = TableFeed(), RelayTable("t1")
+    fold(table, [feed.snapshot(), *feed.play("e4 e5")])
+    feed.game, feed.board, feed.pushed = "t1-20260501T160000Z", chess.Board(), []
+    fold(table, [feed.snapshot(), *feed.play("d4")])
+    (game,) = games(table_pgn(table, NOW, BROADCAST))
+    assert sans(game) == ["d4"]
+
+
+def test_split_game_stops_at_a_move_it_cannot_place() -> None:
+    records = [
+        MoveRecord(ply=1, uci="e2e4", san="e4", color="white"),
+        MoveRecord(ply=2, uci="a1a8", san="Ra8", color="black"),  # nothing of Black's on a1
+        MoveRecord(ply=3, uci="g1f3", san="Nf3", color="white"),
+    ]
+    (only,) = split_game(chess.STARTING_FEN, records, {}, {})
+    assert [san for _, san in only.moves] == ["e4"]
+
+
+def test_gaps_ask_for_a_replay_after_the_grace_but_not_for_the_will() -> None:
+    gaps = Gaps()
+    gaps.saw(10, 0.0)
+    gaps.saw(11, 0.0, online=True)
+    gaps.saw(13, 0.0)  # 12 was the Will's: never sent while the table stays connected
+    gaps.saw(16, 0.0)  # 14 and 15 are missing
+    gaps.saw(14, 1.0)  # late, out of order: fine
+    assert gaps.due(1.0) is None  # still within the grace
+    assert gaps.due(10.0) == 15
+    gaps.asked(10.0)
+    gaps.saw(20, 10.0)
+    assert gaps.due(15.0) is None  # one replay per table every REPLAY_INTERVAL
+    assert gaps.due(25.0) == 17
+
+
+def test_room_etags_follow_the_text_and_the_round_filter_orders_boards() -> None:
+    room = Room(BROADCAST, round_filter="5")
+    for table_id, board in (("t10", 2), ("t2", 1), ("t3", None)):
+        feed = TableFeed(table_id, f"{table_id}-20260501T140000Z")
+        feed.assign(white="W", black="B", round="5" if board else "6", board=board)
+        for suffix, envelope in [feed.snapshot(), *feed.play("e4")]:
+            room.apply(table_id, envelope, suffix=suffix, received=1.0)
+    first = room.round_document(NOW, 5000.0)
+    assert [g.headers["Table"] for g in games(first.text)] == ["t2", "t10"]
+    again = room.round_document(NOW + 1, 6000.0)
+    assert again == first  # same text, same ETag, same Last-Modified
+    assert room.table_document("nope", NOW, 0.0) is None
+    assert room.table_document("t3", NOW, 0.0) is not None  # served, though not in the round
+
+
+@pytest.mark.parametrize(
+    ("reason", "expected"),
+    [
+        ("checkmate", "normal"),
+        ("flag fall", "time forfeit"),
+        ("2 illegal moves", "rules infraction"),
+        ("White resigned", "normal"),
+    ],
+)
+def test_termination(reason: str, expected: str) -> None:
+    assert termination(reason) == expected
+
+
+def test_pgn_text_helpers_escape() -> None:
+    assert tag("White", 'a\\b"c\nd') == '[White "a\\\\b\\"c d"]'
+    assert comment(["a {b}", "", "c"]) == "{a (b) c}"
+    assert comment([]) == ""
+    assert format_clock(5400) == "1:30:00"
+    assert format_clock(-3) == "0:00:00"
