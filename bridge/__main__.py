@@ -1,4 +1,4 @@
-"""The ``chessbridge`` command line: run, demo, watch, emulate."""
+"""The ``chessbridge`` command line: run, demo, watch, relay, send, emulate."""
 
 from __future__ import annotations
 
@@ -136,6 +136,53 @@ def _parser() -> argparse.ArgumentParser:
     )
     watch.add_argument("--plain", action="store_true", help="one line per event, no screen")
     watch.set_defaults(func=_cmd_watch)
+
+    relay = sub.add_parser(
+        "relay",
+        help="every table as live PGN (and pushed to lichess), and the arbiters' web page",
+        description="Follow every table on the broker and serve the round as live PGN "
+        "(/round.pgn, /table/ID.pgn, with ETag/304), optionally pushed to a lichess broadcast "
+        "round, and the arbiters' page (/), until stopped (SIGTERM/Ctrl-C).",
+        epilog="Settings ([relay], [relay.lichess]): docs/relay.example.toml. Credentials (the "
+        "relay's MQTT account, the arbiters' page password, the lichess token) come from the "
+        "config file or the environment, never from the command line.",
+    )
+    relay.add_argument("--broker", metavar="URL", help="mqtt://host:1883 or mqtts://host:8883")
+    relay.add_argument(
+        "--http", required=True, metavar="HOST:PORT", help="where to serve, e.g. 0.0.0.0:8080"
+    )
+    relay.add_argument("--config", metavar="FILE", type=Path, help="TOML config file")
+    relay.add_argument(
+        "--state-dir",
+        metavar="DIR",
+        type=Path,
+        help="where the relay keeps what it received (default: $STATE_DIRECTORY, else "
+        "~/.local/state/chessbridge/relay)",
+    )
+    relay.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    relay.set_defaults(func=_cmd_relay)
+
+    send = sub.add_parser(
+        "send",
+        help="send an arbiter's command to a table and print its response",
+        description="Publish request/COMMAND to TABLE (transaction and expiry filled in) and "
+        "print the table's response as JSON. Exit 0 when the table accepted it, 1 when it "
+        "refused it or did not answer, 2 for a command that cannot be sent.",
+        epilog="Examples: chessbridge send t042 ack_alert id=3 | chessbridge send t042 "
+        "set_result result=1-0 'reason=Black resigned' | chessbridge send t042 takeback plies=2. "
+        "The fields of each command: docs/commands.md.",
+    )
+    send.add_argument("table", metavar="TABLE", help="table id")
+    send.add_argument("command", metavar="COMMAND", help="e.g. ack_alert, set_result, replay")
+    send.add_argument("fields", metavar="FIELD=VALUE", nargs="*", help="the command's fields")
+    send.add_argument(
+        "--broker", metavar="URL", help="broker URL (default: the config's, else localhost)"
+    )
+    send.add_argument("--config", metavar="FILE", type=Path, help="TOML config (credentials)")
+    send.add_argument(
+        "--wait", type=float, default=10.0, metavar="S", help="seconds to wait (default 10)"
+    )
+    send.set_defaults(func=_cmd_send)
 
     emulate = sub.add_parser(
         "emulate",
@@ -282,6 +329,46 @@ def _cmd_watch(args: argparse.Namespace) -> int:
         )
 
     return asyncio.run(view())
+
+
+def _cmd_relay(args: argparse.Namespace) -> int:
+    try:
+        config = _load_config(args.config)
+    except ConfigError as exc:
+        print(f"chessbridge: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    from bridge.relay.run import run_relay  # aiohttp: only the relay needs it
+
+    async def serve() -> int:
+        return await run_relay(
+            broker=args.broker or config.broker.url or "mqtt://localhost:1883",
+            http=args.http,
+            config=config,
+            state_dir=args.state_dir,
+            stop=_stop_on_signals(),
+        )
+
+    return asyncio.run(serve())
+
+
+def _cmd_send(args: argparse.Namespace) -> int:
+    try:
+        config = _load_config(args.config)
+    except ConfigError as exc:
+        print(f"chessbridge: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    from bridge.views.send import send
+
+    return asyncio.run(
+        send(
+            args.table,
+            args.command,
+            args.fields,
+            broker=args.broker or config.broker.url or "mqtt://localhost:1883",
+            config=config,
+            wait=args.wait,
+        )
+    )
 
 
 def _cmd_emulate(args: argparse.Namespace) -> int:

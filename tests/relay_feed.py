@@ -41,6 +41,8 @@ class TableFeed:
         self.assignment = commands.Assignment()
         self.alert_ids = 0
         self.pushed: list[tuple[str, str]] = []  # (uci, san) as the engine's snapshot has them
+        self.raw: dict[int, bytes] = {}
+        """Each payload's bytes by seq, as published."""
 
     # -- envelopes -----------------------------------------------------------------------------
 
@@ -49,6 +51,7 @@ class TableFeed:
         raw = payloads.encode(
             self.table, self.game, self.epoch, self.seq, TS + self.seq, type_, data, extra or None
         )
+        self.raw[self.seq] = raw
         return payloads.decode_envelope(raw)
 
     def clocks(self) -> payloads.Clocks:

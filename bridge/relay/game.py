@@ -193,6 +193,10 @@ class Gaps:
         late = [lo for lo, _, since in self._missing if now >= since + GAP_GRACE]
         return min(late) if late else None
 
+    def settle(self) -> None:
+        """Forget the holes (after folding stored payloads again: touches were not stored)."""
+        self._missing.clear()
+
     def asked(self, now: float) -> None:
         """A replay was asked: what it can bring comes back; the holes are forgotten."""
         self._asked_at = now

@@ -106,6 +106,15 @@ class Room:
         self._round = ((self.version, min(due_times) if due_times else None), document)
         return document
 
+    def next_due(self, now: float) -> float | None:
+        """When delayed moves next come due in the round's PGN (``None``: none waiting)."""
+        delay = self.broadcast.delay
+        if delay <= 0:
+            return None
+        times = [pgn.next_change(table, now, delay) for table in self.round_tables()]
+        due = [t for t in times if t is not None]
+        return min(due) if due else None
+
     def table_document(self, table_id: str, now: float, wall: float) -> Document | None:
         """``/table/{id}.pgn`` at ``now``, or ``None`` for a table never seen."""
         table = self.tables.get(table_id)

@@ -32,6 +32,8 @@ from drivers.link import LinkSettings
 ENV_USERNAME: Final = "CHESSBRIDGE_MQTT_USERNAME"
 ENV_PASSWORD: Final = "CHESSBRIDGE_MQTT_PASSWORD"
 ENV_BLE_RADIO: Final = "CHESSBRIDGE_BLE_RADIO"
+ENV_RELAY_PASSWORD: Final = "CHESSBRIDGE_RELAY_PASSWORD"
+ENV_LICHESS_TOKEN: Final = "CHESSBRIDGE_LICHESS_TOKEN"
 
 RULES: Final = ("fide-2018", "fide-1997")
 MODES: Final = ("standard", "rapid", "blitz")
@@ -71,12 +73,40 @@ class BleSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     """Seconds to look for the board before giving up (and retrying)."""
 
 
+class LichessSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``[relay.lichess]``: push the round to a lichess broadcast round.
+
+    The token comes from ``token_file`` or ``CHESSBRIDGE_LICHESS_TOKEN``, never from here or the
+    command line.
+    """
+
+    round_id: str
+    token_file: str | None = None
+    url: str = "https://lichess.org"
+    debounce: float = 2.0
+
+
+class RelaySection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``[relay]``: what ``chessbridge relay`` broadcasts and who may act on its page."""
+
+    round: str | None = None
+    event: str | None = None
+    site: str | None = None
+    delay: float = 0.0
+    """Broadcast delay in minutes."""
+    password: str | None = None
+    secure_cookies: bool = False
+    state_dir: str | None = None
+    lichess: LichessSection | None = None
+
+
 class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The whole file; every section optional."""
 
     broker: BrokerConfig = msgspec.field(default_factory=BrokerConfig)
     engine: EngineSection = msgspec.field(default_factory=EngineSection)
     ble: BleSection = msgspec.field(default_factory=BleSection)
+    relay: RelaySection = msgspec.field(default_factory=RelaySection)
     rules: str | None = None
 
 
@@ -103,19 +133,36 @@ def decode(raw: bytes, source: str = "config") -> Config:
         raise ConfigError(f"{source}: ble.scan_timeout must be between 1 and 120 seconds")
     if config.rules is not None:
         check_rules(config.rules)
+    relay = config.relay
+    if not 0 <= relay.delay <= 180:
+        raise ConfigError(f"{source}: relay.delay must be between 0 and 180 minutes")
+    lichess = relay.lichess
+    if lichess is not None:
+        if len(lichess.round_id) != 8 or not lichess.round_id.isalnum():
+            raise ConfigError(
+                f"{source}: relay.lichess.round_id must be the 8 letters and digits of the "
+                f"round's id (the end of its URL), not {lichess.round_id!r}"
+            )
+        if not lichess.url.startswith(("https://", "http://")):
+            raise ConfigError(f"{source}: relay.lichess.url must start with https://")
+        if not 0 <= lichess.debounce <= 60:
+            raise ConfigError(f"{source}: relay.lichess.debounce must be 0 to 60 seconds")
     return config
 
 
 def with_environment(config: Config, env: Mapping[str, str]) -> Config:
-    """Credentials and the virtual radio from the environment override those of the file."""
+    """Credentials, the arbiters' password and the virtual radio from the environment override
+    those of the file."""
     broker = config.broker
     username = env.get(ENV_USERNAME) or broker.username
     password = env.get(ENV_PASSWORD) or broker.password
     radio = env.get(ENV_BLE_RADIO) or config.ble.radio
+    relay_password = env.get(ENV_RELAY_PASSWORD) or config.relay.password
     return msgspec.structs.replace(
         config,
         broker=msgspec.structs.replace(broker, username=username, password=password),
         ble=msgspec.structs.replace(config.ble, radio=radio),
+        relay=msgspec.structs.replace(config.relay, password=relay_password),
     )
 
 
