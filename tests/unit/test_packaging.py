@@ -1,6 +1,6 @@
 """The install stays lean: every imported package is declared, every declared one is imported,
-the demo's broker is an extra that only the demo imports, and the serial path loads no
-Bluetooth stack."""
+the demo's broker and the relay's HTTP library are extras that only the demo and the relay
+import, and the serial path loads no Bluetooth stack."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("bridge", "drivers")
-DEMO_FOLDER = ROOT / "bridge" / "demo"
+EXTRA_FOLDERS = {"demo": ROOT / "bridge" / "demo", "relay": ROOT / "bridge" / "relay"}
+"""Each optional extra and the only folder that may import it."""
 
 
 def _project() -> dict[str, object]:
@@ -66,30 +67,35 @@ def _sources() -> list[Path]:
     return sorted(p for package in PACKAGES for p in (ROOT / package).rglob("*.py"))
 
 
+def _in(folder: Path, path: Path) -> bool:
+    return folder in path.parents
+
+
 def test_every_imported_package_is_declared_and_every_declared_one_imported() -> None:
     project = _project()
     runtime = {_name(r) for r in project["dependencies"]}  # type: ignore[attr-defined]
     extras: dict[str, list[str]] = project["optional-dependencies"]  # type: ignore[assignment]
-    demo = {_name(r) for r in extras["demo"]}
-    daemon_files = [p for p in _sources() if DEMO_FOLDER not in p.parents]
-    demo_files = [p for p in _sources() if DEMO_FOLDER in p.parents]
+    daemon_files = [p for p in _sources() if not any(_in(f, p) for f in EXTRA_FOLDERS.values())]
 
     daemon_imports = _imported_by(daemon_files)
     undeclared = {d: f for d, f in daemon_imports.items() if d not in runtime}
     assert not undeclared, f"imported but not in [project] dependencies: {undeclared}"
     unused = runtime - set(daemon_imports)
-    assert not unused, f"declared but imported by nothing outside the demo: {unused}"
+    assert not unused, f"declared but imported by nothing outside the extras' folders: {unused}"
 
-    demo_imports = _imported_by(demo_files)
-    missing = {d: f for d, f in demo_imports.items() if d not in runtime | demo}
-    assert not missing, f"the demo imports packages declared nowhere: {missing}"
-    assert demo <= set(demo_imports), "the demo extra holds a package the demo does not import"
-    assert not demo & runtime, "a demo-only package is also a runtime dependency"
+    for extra, folder in EXTRA_FOLDERS.items():
+        declared = {_name(r) for r in extras[extra]}
+        imports = _imported_by([p for p in _sources() if _in(folder, p)])
+        missing = {d: f for d, f in imports.items() if d not in runtime | declared}
+        assert not missing, f"{extra} imports packages declared nowhere: {missing}"
+        assert declared <= set(imports), f"the {extra} extra holds a package it does not import"
+        assert not declared & runtime, f"a {extra}-only package is also a runtime dependency"
 
 
-def test_the_dev_extra_brings_the_demo_extra_for_the_tests() -> None:
+def test_the_dev_extra_brings_the_demo_and_relay_extras_for_the_tests() -> None:
     extras: dict[str, list[str]] = _project()["optional-dependencies"]  # type: ignore[assignment]
     assert "chessbridge[demo]" in extras["dev"]
+    assert "chessbridge[relay]" in extras["dev"]
 
 
 def test_the_serial_path_never_imports_bleak_or_the_demo_broker() -> None:
@@ -100,7 +106,8 @@ import bridge.__main__
 from bridge.table.daemon import TableDaemon
 from drivers import create_link, parse_board_uri
 create_link(parse_board_uri("dgt:/dev/null"), lambda event: None)
-print(sorted(m for m in sys.modules if m.split(".")[0] in ("bleak", "amqtt", "pydantic")))
+heavy = ("bleak", "amqtt", "pydantic", "aiohttp")
+print(sorted(m for m in sys.modules if m.split(".")[0] in heavy))
 """
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
