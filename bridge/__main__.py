@@ -24,7 +24,8 @@ from bridge.wire.config import (
     link_settings,
     with_environment,
 )
-from drivers import FAMILIES, parse_board_uri
+from drivers import parse_board_uri
+from drivers.emulation import emulated_families
 from drivers.errors import LinkError
 
 log = logging.getLogger("chessbridge")
@@ -186,23 +187,26 @@ def _parser() -> argparse.ArgumentParser:
 
     emulate = sub.add_parser(
         "emulate",
-        help="an emulated board, for trying without hardware",
-        description="Emulate a board: DGT on a pseudo-terminal (prints the device path to open); "
-        "a Bluetooth LE family on a virtual radio socket (prints the board's address, then the "
-        "radio's path, for [ble] radio or CHESSBRIDGE_BLE_RADIO), played by hand on stdin "
-        "(e2e4, lift e2, place e4 P, press left) or from --play FILE.pgn.",
+        help="an emulated board to play by hand, for trying without hardware",
+        description="Emulate a board: a serial family on a pseudo-terminal (prints the device "
+        "path), a Bluetooth LE family on a virtual radio socket (prints the board's address, "
+        "then the radio's path, for [ble] radio or CHESSBRIDGE_BLE_RADIO). Then play it by "
+        "typing commands on stdin (e2e4, press, lift e2, place e4 P, knock, reset, a FEN; help "
+        "lists them all), or play a PGN game with --play.",
     )
-    emulate.add_argument("family", choices=["dgt", *_ble_emulators()], help="board family")
-    emulate.add_argument("--speed", type=float, default=1.0, help="clock speed factor")
+    emulate.add_argument("family", choices=emulated_families(), help="board family")
+    emulate.add_argument(
+        "--play", metavar="FILE.pgn", type=Path, help="play this game's moves, then take commands"
+    )
+    emulate.add_argument(
+        "--speed", type=float, default=1.0, help="play and run the clock X times faster"
+    )
     emulate.add_argument("--no-clock", action="store_true", help="no clock behind the board")
     emulate.add_argument("--rotated", action="store_true", help="board set up from Black's side")
     emulate.add_argument(
         "--radio",
         metavar="PATH",
         help="Bluetooth LE: the virtual radio socket (default: a new one)",
-    )
-    emulate.add_argument(
-        "--play", metavar="FILE", type=Path, help="Bluetooth LE: play this PGN game by hand"
     )
     emulate.set_defaults(func=_cmd_emulate)
 
@@ -217,10 +221,6 @@ def _parser() -> argparse.ArgumentParser:
     scan.add_argument("--config", metavar="FILE", type=Path, help="TOML config ([ble] radio)")
     scan.set_defaults(func=_cmd_scan)
     return parser
-
-
-def _ble_emulators() -> list[str]:
-    return [s for s, f in FAMILIES.items() if f.bluetooth_le and f.emulator is not None]
 
 
 # -- run ------------------------------------------------------------------------------------
@@ -372,37 +372,24 @@ def _cmd_send(args: argparse.Namespace) -> int:
 
 
 def _cmd_emulate(args: argparse.Namespace) -> int:
-    return asyncio.run(_emulate(args))
+    from bridge.demo.console import emulate
 
+    if args.speed <= 0:
+        print("chessbridge: --speed must be positive", file=sys.stderr)
+        return EXIT_USAGE
 
-async def _emulate(args: argparse.Namespace) -> int:
-    from drivers.dgt.emulator import DgtEmulator
-
-    stop = _stop_on_signals()
-    if args.family != "dgt":
-        from bridge.demo.emulate import emulate_ble
-
-        try:
-            return await emulate_ble(
-                args.family,
-                radio_path=args.radio,
-                rotated=args.rotated,
-                play=args.play,
-                speed=args.speed,
-                stop=stop,
-            )
-        except (OSError, ValueError) as exc:
-            print(f"chessbridge: {exc}", file=sys.stderr)
-            return EXIT_USAGE
-    async with DgtEmulator(speed=args.speed, clock=not args.no_clock, rotated=args.rotated) as emu:
-        print(emu.path, flush=True)
-        print(
-            f"chessbridge: emulated DGT board at {emu.path}; try: chessbridge run "
-            f"--board dgt:{emu.path} --table t1. Ctrl-C stops.",
-            file=sys.stderr,
+    async def serve() -> int:
+        return await emulate(
+            args.family,
+            speed=args.speed,
+            clock=not args.no_clock,
+            rotated=args.rotated,
+            play=args.play,
+            radio=args.radio,
+            stop=_stop_on_signals(),
         )
-        await stop.wait()
-    return 0
+
+    return asyncio.run(serve())
 
 
 def _cmd_scan(args: argparse.Namespace) -> int:

@@ -5,12 +5,18 @@ Bluetooth LE family on the virtual radio. Tests, the demo, the benchmarks and ``
 emulate`` drive them through this protocol only, with squares by name (``"e2"``) and pieces as
 FEN letters (``"P"``, ``"n"``). A board that senses only occupancy ignores the letter; a board
 without a clock ignores ``press``.
+
+``drivers.FAMILIES`` says which families have an emulator; :func:`create_emulator` builds one,
+importing its module only then. :class:`SettableClock` and :class:`Switchable` are what some
+emulated boards can do besides.
 """
 
 from __future__ import annotations
 
+import importlib
+import inspect
 from types import TracebackType
-from typing import Protocol, Self
+from typing import Protocol, Self, runtime_checkable
 
 
 class EmulatedBoard(Protocol):
@@ -55,3 +61,72 @@ class EmulatedBoard(Protocol):
     ) -> None:
         """Stop serving it."""
         ...
+
+
+@runtime_checkable
+class SettableClock(Protocol):
+    """An emulated board with a clock whose times a person can set (the DGT 3000 behind a DGT)."""
+
+    def set_clock(
+        self, left: int, right: int, *, running: str | None = None, increment: int = 0
+    ) -> None:
+        """Set both displays (seconds); ``running`` side starts now, ``None`` leaves it paused."""
+        ...
+
+
+@runtime_checkable
+class Switchable(Protocol):
+    """A wireless board that can be switched off and on (its host loses and finds it)."""
+
+    async def power_off(self) -> None:
+        """Switch the board off: the host's connection drops."""
+        ...
+
+    async def power_on(self) -> None:
+        """Switch it on again: it advertises and can be connected to."""
+        ...
+
+
+def emulated_families() -> list[str]:
+    """The board URI schemes whose family has an emulator (``FAMILIES``' ``emulator``)."""
+    from drivers import FAMILIES
+
+    return sorted(scheme for scheme, family in FAMILIES.items() if family.emulator is not None)
+
+
+def create_emulator(
+    scheme: str,
+    *,
+    speed: float = 1.0,
+    clock: bool = True,
+    rotated: bool = False,
+    radio: object | None = None,
+) -> EmulatedBoard:
+    """A new, unstarted emulator of ``scheme``'s family, importing its module only now.
+
+    Each option goes to the emulator only if its class takes it: a board without a clock has
+    no ``speed`` or ``clock``. A Bluetooth LE family's board is served on ``radio`` (a
+    ``drivers.ble.radio.VirtualRadio``).
+
+    Raises:
+        ValueError: no emulator for ``scheme``, or ``rotated`` for a board that cannot be.
+    """
+    from drivers import FAMILIES
+
+    family = FAMILIES.get(scheme)
+    if family is None or family.emulator is None:
+        raise ValueError(
+            f"no emulator for {scheme!r} boards; emulated families: "
+            f"{', '.join(emulated_families())}"
+        )
+    module_name, _, class_name = family.emulator.partition(":")
+    board_class = getattr(importlib.import_module(module_name), class_name)
+    accepted = inspect.signature(board_class).parameters
+    wanted: dict[str, object] = {"speed": speed, "clock": clock, "radio": radio}
+    options = {name: value for name, value in wanted.items() if name in accepted}
+    if rotated:
+        if "rotated" not in accepted:
+            raise ValueError(f"the {scheme} emulator cannot be set up rotated")
+        options["rotated"] = True
+    board: EmulatedBoard = board_class(**options)
+    return board

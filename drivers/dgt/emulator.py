@@ -481,11 +481,14 @@ class DgtEmulator:
         await asyncio.sleep(0)
 
     async def press(self, side: str) -> None:
-        """Press the clock button on ``side`` ("left" or "right"): that lever goes down."""
+        """Press the clock button on ``side`` ("left" or "right"): that lever goes down.
+
+        Without a clock (``clock=False``) nothing happens.
+        """
         if side not in ("left", "right"):
             raise ValueError(f"side must be 'left' or 'right': {side!r}")
         if self._clock is None:
-            raise RuntimeError("no clock connected (clock=False)")
+            return  # no clock behind the board: nothing to press (EmulatedBoard)
         now = time.monotonic()
         pressed: Side = "left" if side == "left" else "right"
         if self._clock.press(pressed, now):
