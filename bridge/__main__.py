@@ -113,10 +113,25 @@ def _parser() -> argparse.ArgumentParser:
         help="a whole table in one process: broker, emulated board, daemon, live view",
         description="Start an embedded MQTT broker, an emulated DGT board with a clock, the daemon "
         "and a live terminal view, and play a real master game by hand-like lifts, places and "
-        "clock presses. Exits 0 when the game is over.",
+        "clock presses, with a touch-move breach and an illegal move staged (and announced) in "
+        "it. The broker's address is printed so that watch, mosquitto_sub or a relay can join. "
+        "Exits 0 when the game is over or when stopped.",
     )
     demo.add_argument("--speed", type=float, default=1.0, help="play X times faster (default 1)")
     demo.add_argument("--table", default="demo", help="table id (default demo)")
+    demo.add_argument(
+        "--broker",
+        metavar="URL",
+        help="publish to this broker instead of the embedded one (credentials: --config or "
+        "the environment)",
+    )
+    demo.add_argument(
+        "--port",
+        type=int,
+        default=1883,
+        help="the embedded broker's loopback port (default 1883, else a free one; 0: any)",
+    )
+    demo.add_argument("--config", metavar="FILE", type=Path, help="TOML config ([broker])")
     demo.add_argument("--no-view", action="store_true", help="no live view; log moves instead")
     demo.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     demo.set_defaults(func=_cmd_demo)
@@ -293,17 +308,32 @@ def _default_state_dir(table: str) -> Path:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from bridge.demo.run import DemoError, run_demo
+    from bridge.demo.run import DemoError, DemoOptions, run_demo
 
-    if args.speed <= 0:
-        print("chessbridge: --speed must be positive", file=sys.stderr)
+    if args.speed <= 0 or not 0 <= args.port <= 65535:
+        print("chessbridge: --speed must be positive and --port 0 to 65535", file=sys.stderr)
         return EXIT_USAGE
     try:
-        code: int = asyncio.run(run_demo(speed=args.speed, table=args.table, view=not args.no_view))
+        options = DemoOptions(
+            speed=args.speed,
+            table=args.table,
+            view=not args.no_view,
+            broker=args.broker,
+            port=args.port,
+            config=_load_config(args.config),
+        )
+    except ConfigError as exc:
+        print(f"chessbridge: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+    async def demo() -> int:
+        return await run_demo(options, stop=_stop_on_signals())
+
+    try:
+        return asyncio.run(demo())
     except DemoError as exc:
         print(f"chessbridge: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    return code
 
 
 def _cmd_watch(args: argparse.Namespace) -> int:

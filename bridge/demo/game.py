@@ -51,6 +51,20 @@ TOUCH_MOVE_BEFORE: Final = "Bg4"
 ILLEGAL_BEFORE: Final = "Bc4"
 """Before this move White puts the bishop on c5, an illegal move, and presses the clock (7.5)."""
 
+STAGED: Final = {
+    TOUCH_MOVE_BEFORE: (
+        "staged next, on purpose: Black lifts his knight on b8, puts it back and moves his "
+        "bishop instead - a touch-move breach (Art. 4.3.1): expect a touch_move alert"
+    ),
+    ILLEGAL_BEFORE: (
+        "staged next, on purpose: White puts his bishop on c5, an illegal move, and presses "
+        "the clock (Art. 7.5.1): expect an illegal_move alert; then the bishop goes back and "
+        "White plays Bc4"
+    ),
+}
+"""What the demo announces on screen before each staged irregularity, so nobody takes it for
+the engine misjudging Morphy's game."""
+
 
 async def hand(emu: EmulatedBoard, speed: float, *actions: tuple[str, ...]) -> None:
     """Lifts (``("lift", sq)``) and places (``("place", sq, piece)``) at a human pace.

@@ -1,27 +1,33 @@
 """``chessbridge demo``: a whole table in one process, needing nothing else installed.
 
-An embedded MQTT broker (amqtt) on a free loopback port, an emulated DGT board with a DGT 3000
-clock on a pseudo-terminal, the real daemon reading it, and the live view subscribed to the
-broker. A real master game is played on the emulated board by hand-like lifts, places and clock
-presses; the demo exits 0 when the daemon has published the result.
+An embedded MQTT broker (amqtt, the ``demo`` extra) on a loopback port that the demo prints, so
+``chessbridge watch``, ``mosquitto_sub`` or a relay can join it (or, with ``--broker URL``, a
+broker of your own), an emulated DGT board with a DGT 3000 clock on a pseudo-terminal, the real
+daemon reading it, and the live view subscribed to the broker. A real master game is played on
+the emulated board by hand-like lifts, places and clock presses, with the two staged
+irregularities announced on screen before they happen; the demo exits 0 when the daemon has
+published the result, or when it is stopped (SIGTERM, Ctrl-C).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import socket
 import sys
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import chess
 
 from bridge.demo.game import (
     ILLEGAL_BEFORE,
     OPERA_GAME,
+    STAGED,
     TOUCH_MOVE_BEFORE,
     WHITE_SIDE,
     DemoGame,
@@ -29,55 +35,119 @@ from bridge.demo.game import (
     perform,
     press_side,
 )
+from bridge.mqtt.session import BrokerSettings
 from bridge.table.daemon import DaemonOptions, TableDaemon
-from bridge.wire.config import DEFAULT_RULES
+from bridge.views.shell import Caption
+from bridge.wire.config import DEFAULT_RULES, Config
 from drivers import BoardUri
 from drivers.choreography import Style
 from drivers.dgt.emulator import DgtEmulator
 
 log = logging.getLogger("chessbridge.demo")
 
+DEFAULT_PORT: Final = 1883
+"""The embedded broker's port when it is free: then ``chessbridge watch`` joins with no option."""
+
+CONNECT_WITHIN: Final = 10.0
+"""Seconds the daemon may take to open the board and reach the broker."""
+
 
 class DemoError(Exception):
     """The demo cannot start; the message says why and what to do."""
 
 
-async def run_demo(*, speed: float, table: str, view: bool, game: DemoGame = OPERA_GAME) -> int:
-    """Run the demo; 0 when the daemon published the game's result, 1 otherwise."""
-    port = _free_port()
-    broker = await _start_broker(port)
-    url = f"mqtt://127.0.0.1:{port}"
-    stop = asyncio.Event()
-    ok = False
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DemoOptions:
+    """What ``chessbridge demo`` was asked to do."""
+
+    speed: float = 1.0
+    table: str = "demo"
+    view: bool = True
+    broker: str | None = None
+    """A broker of one's own; ``None``: the embedded one."""
+    port: int = DEFAULT_PORT
+    """The embedded broker's port (0: any free one); if taken, a free one is used."""
+    config: Config = field(default_factory=Config)
+    """Credentials and TLS files for ``broker``."""
+
+
+async def run_demo(
+    options: DemoOptions, *, stop: asyncio.Event | None = None, game: DemoGame = OPERA_GAME
+) -> int:
+    """Run the demo; 0 when the daemon published the game's result or ``stop`` was set.
+
+    Returns:
+        0, or 1 when the daemon did not record the whole game.
+
+    Raises:
+        DemoError: the broker URL is unusable, the embedded broker cannot start or is not
+            installed, or the daemon did not reach the broker.
+    """
+    stop = stop if stop is not None else asyncio.Event()
+    embedded = None
+    if options.broker is None:
+        embedded, url = await _start_embedded(options.port)
+    else:
+        url = options.broker
     try:
-        with tempfile.TemporaryDirectory(prefix="chessbridge-demo-") as state:
-            async with DgtEmulator(speed=speed) as emu:
-                print(
-                    f"chessbridge demo: broker {url}, board dgt:{emu.path}, table {table!r}; "
-                    f"{game.white} - {game.black}, {game.event}",
-                    file=sys.stderr,
-                )
-                daemon = TableDaemon(
-                    DaemonOptions(
-                        board=BoardUri("dgt", emu.path),
-                        table=table,
-                        broker=url,
-                        rules=DEFAULT_RULES,
-                        state_dir=Path(state),
-                    )
-                )
-                tasks = [asyncio.create_task(daemon.run(stop), name="daemon")]
-                tasks.append(asyncio.create_task(_view(url, table, view, stop), name="view"))
-                try:
-                    await asyncio.wait_for(daemon.first_open.wait(), 10)
-                    await asyncio.wait_for(daemon.publisher.connected.wait(), 10)
-                    ok = await _play(emu, daemon, game, speed)
-                    await asyncio.sleep(1.5)  # let the view show the final position
-                finally:
-                    stop.set()
-                    await asyncio.gather(*tasks, return_exceptions=True)
+        settings = _settings(url, options.config)
+        return await _run(options, url, settings, embedded is not None, stop, game)
     finally:
-        await broker.shutdown()
+        if embedded is not None:
+            await embedded.shutdown()
+
+
+async def _run(
+    options: DemoOptions,
+    url: str,
+    settings: BrokerSettings,
+    embedded: bool,
+    stop: asyncio.Event,
+    game: DemoGame,
+) -> int:
+    caption = Caption()
+    join = _join_hint(url, settings, embedded)
+    title = f"demo: {game.white} - {game.black}, {game.event}  (Ctrl-C stops)"
+    print(f"chessbridge demo: {join}", file=sys.stderr, flush=True)
+    caption.show(title, join)
+    finished = asyncio.Event()
+    with tempfile.TemporaryDirectory(prefix="chessbridge-demo-") as state:
+        async with DgtEmulator(speed=options.speed) as emu:
+            daemon = TableDaemon(
+                DaemonOptions(
+                    board=BoardUri("dgt", emu.path),
+                    table=options.table,
+                    broker=url,
+                    rules=DEFAULT_RULES,
+                    state_dir=Path(state),
+                    config=options.config,
+                )
+            )
+            tasks = [
+                asyncio.create_task(daemon.run(finished), name="daemon"),
+                asyncio.create_task(_view(url, options, caption, finished, settings), name="view"),
+            ]
+            player = asyncio.create_task(
+                _play(emu, daemon, game, options.speed, caption, title), name="player"
+            )
+            stopper = asyncio.create_task(stop.wait(), name="stop")
+            ok = stopped = False
+            try:
+                await asyncio.wait({player, stopper, tasks[0]}, return_when=asyncio.FIRST_COMPLETED)
+                stopped = stop.is_set() and not player.done()
+                player.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    ok = await player
+            finally:
+                stopper.cancel()
+                finished.set()
+                await asyncio.gather(*tasks, stopper, return_exceptions=True)
+            crash = tasks[0].exception() if not tasks[0].cancelled() else None
+            if crash is not None:
+                raise DemoError(f"the daemon stopped: {crash}") from crash
+    if stopped:
+        print("chessbridge demo: stopped", file=sys.stderr)
+        return 0
     if ok:
         print(f"chessbridge demo: game over, {game.result}", file=sys.stderr)
         return 0
@@ -85,18 +155,41 @@ async def run_demo(*, speed: float, table: str, view: bool, game: DemoGame = OPE
     return 1
 
 
-async def _play(emu: DgtEmulator, daemon: TableDaemon, game: DemoGame, speed: float) -> bool:
+async def _play(
+    emu: DgtEmulator,
+    daemon: TableDaemon,
+    game: DemoGame,
+    speed: float,
+    caption: Caption,
+    title: str,
+) -> bool:
     """Play ``game`` by hand on the emulator; true when the daemon recorded it all.
 
-    Two irregularities are staged, as PRODUCT promises of the demo: a touch-move breach and an
-    illegal move completed by the clock (then taken back and replaced by the real move).
+    Two irregularities are staged, as PRODUCT promises of the demo, and announced first: a
+    touch-move breach and an illegal move completed by the clock (then taken back and replaced
+    by the real move).
+
+    Raises:
+        DemoError: the daemon did not open the board or reach the broker in time.
     """
+    try:
+        await asyncio.wait_for(daemon.first_open.wait(), CONNECT_WITHIN)
+        await asyncio.wait_for(daemon.publisher.connected.wait(), CONNECT_WITHIN)
+    except TimeoutError:
+        raise DemoError(
+            f"the daemon did not reach the MQTT broker {daemon.options.broker} within "
+            f"{CONNECT_WITHIN:.0f} s: check the URL, the network and the credentials"
+        ) from None
     rng = random.Random(1858)
     board = chess.Board()
     emu.set_clock(300, 300, running=WHITE_SIDE)
     await asyncio.sleep(1.0 / speed)
+    join = caption.lines
     for san in game.moves.split():
         await asyncio.sleep(rng.uniform(0.6, 1.6) / speed)  # thinking
+        if san in STAGED:
+            caption.show(title, STAGED[san])
+            await asyncio.sleep(max(2.0, 4.0 / speed))  # time to read it
         if san == TOUCH_MOVE_BEFORE:
             await hand(emu, speed, ("lift", "b8"), ("place", "b8", "n"))
         if san == ILLEGAL_BEFORE:
@@ -112,6 +205,9 @@ async def _play(emu: DgtEmulator, daemon: TableDaemon, game: DemoGame, speed: fl
         if not board.is_game_over():
             await asyncio.sleep(rng.uniform(0.1, 0.3) / speed)
             await emu.press(press_side(mover))
+        if san in STAGED:
+            await asyncio.sleep(max(1.0, 2.0 / speed))
+            caption.show(*join)
     for _ in range(100):
         if daemon.arbiter.result is not None:
             break
@@ -119,10 +215,63 @@ async def _play(emu: DgtEmulator, daemon: TableDaemon, game: DemoGame, speed: fl
     return daemon.arbiter.board.move_stack == board.move_stack and daemon.arbiter.result is not None
 
 
-async def _view(url: str, table: str, view: bool, stop: asyncio.Event) -> None:
-    from bridge.views.shell import watch  # the view is optional
+async def _view(
+    url: str,
+    options: DemoOptions,
+    caption: Caption,
+    stop: asyncio.Event,
+    settings: BrokerSettings,
+) -> None:
+    from bridge.views.shell import watch
 
-    await watch(url, table=table, plain=not view, username=None, password=None, stop=stop)
+    broker = options.config.broker
+    await watch(
+        url,
+        table=options.table,
+        plain=not options.view,
+        username=settings.username,
+        password=settings.password,
+        stop=stop,
+        ca_file=broker.ca_file,
+        cert_file=broker.cert_file,
+        key_file=broker.key_file,
+        caption=caption,
+    )
+
+
+def _settings(url: str, config: Config) -> BrokerSettings:
+    broker = config.broker
+    try:
+        return BrokerSettings.from_url(
+            url,
+            username=broker.username,
+            password=broker.password,
+            ca_file=broker.ca_file,
+            cert_file=broker.cert_file,
+            key_file=broker.key_file,
+        )
+    except ValueError as exc:
+        raise DemoError(str(exc)) from exc
+
+
+def _join_hint(url: str, settings: BrokerSettings, embedded: bool) -> str:
+    if not embedded:
+        return f"publishing to {url}; watch it with: chessbridge watch --broker {url}"
+    return (
+        f"embedded MQTT broker at {url}; join it from another terminal: chessbridge watch "
+        f"--broker {url}  or  mosquitto_sub -h {settings.host} -p {settings.port} "
+        "-t 'chessbridge/1/#' -v"
+    )
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
 
 
 def _free_port() -> int:
@@ -130,6 +279,20 @@ def _free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+async def _start_embedded(port: int) -> tuple[Any, str]:
+    """The embedded broker on ``127.0.0.1:port`` (a free port if that one is taken) and its URL."""
+    if port == 0:
+        port = _free_port()
+    elif not _port_free(port):
+        wanted, port = port, _free_port()
+        print(
+            f"chessbridge demo: port {wanted} is taken (another broker?); the embedded broker "
+            f"uses {port}",
+            file=sys.stderr,
+        )
+    return await _start_broker(port), f"mqtt://127.0.0.1:{port}"
 
 
 async def _start_broker(port: int) -> Any:  # amqtt ships no type hints
@@ -151,5 +314,8 @@ async def _start_broker(port: int) -> Any:  # amqtt ships no type hints
     try:
         await broker.start()
     except Exception as exc:
-        raise RuntimeError(f"the embedded MQTT broker could not start on 127.0.0.1:{port}") from exc
+        raise DemoError(
+            f"the embedded MQTT broker could not start on 127.0.0.1:{port} ({exc}); "
+            "try another --port"
+        ) from exc
     return broker

@@ -2,12 +2,17 @@
 
 A diagram with the last move marked, the clocks and the last full moves beside it, the result,
 the open alerts and the last touch; two tables side by side when the screen is wide enough.
+A :class:`Style` says whether the terminal shows Unicode chess pieces and ANSI colours (the
+shell finds out); plain ASCII is the default.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
+import textwrap
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Final
 
 import chess
@@ -31,20 +36,58 @@ _PANEL_MIN: Final = 24
 _COLUMN_GAP: Final = " | "
 _TWO_COLUMNS_FROM: Final = 2 * 72 + len(_COLUMN_GAP)
 
+_ANSI: Final = re.compile(r"\x1b\[[0-9;]*m")
+_RESET: Final = "\x1b[0m"
+_LIGHT: Final = "\x1b[48;5;187m"  # square backgrounds (256-colour palette)
+_DARK: Final = "\x1b[48;5;107m"
+_MARKED: Final = "\x1b[48;5;221m"  # the last move's two squares
+_WHITE_PIECE: Final = "\x1b[1;38;5;231m"
+_BLACK_PIECE: Final = "\x1b[38;5;16m"
+_OUTLINE: Final = dict(zip("KQRBNP", "♔♕♖♗♘♙", strict=True))
+_SOLID: Final = dict(zip("KQRBNP", "♚♛♜♝♞♟", strict=True))
+
+
+@dataclass(frozen=True, slots=True)
+class Style:
+    """What the terminal can show."""
+
+    unicode: bool = False
+    """Chess pieces as Unicode figures (♔ ♚) rather than FEN letters."""
+    colour: bool = False
+    """Squares and pieces in ANSI colours; the last move's squares highlighted."""
+
+
+PLAIN: Final = Style()
+"""FEN letters, no colour: any terminal, a pipe, a log."""
+
+
+def visible_len(text: str) -> int:
+    """Columns ``text`` takes on a terminal (ANSI colour codes take none)."""
+    return len(_ANSI.sub("", text))
+
+
+def pad(text: str, width: int) -> str:
+    """``text`` followed by spaces up to ``width`` visible columns."""
+    return text + " " * max(0, width - visible_len(text))
+
 
 def fit(text: str, width: int) -> str:
-    if len(text) <= width:
+    """``text`` cut to ``width`` visible columns, ``...`` marking the cut (colours dropped)."""
+    if visible_len(text) <= width:
         return text
+    text = _ANSI.sub("", text)
     if width <= 3:
         return text[:width]
     return text[: width - 3] + "..."
 
 
-def diagram(view: TableView) -> list[str]:
+def diagram(view: TableView, style: Style = PLAIN) -> list[str]:
     """The position as 8 ranks (8 at the top) and a line of file letters.
 
-    Pieces are FEN letters (white upper case), ``.`` an empty square; the two squares of the last
-    move are in brackets, e.g. ``[N]``.
+    Plain: pieces are FEN letters (white upper case), ``.`` an empty square, the two squares of
+    the last move in brackets, e.g. ``[N]``. With Unicode, figures (outline for White, solid for
+    Black; solid for both when colour tells them apart). With colour, light and dark squares and
+    the last move's squares highlighted instead of bracketed.
     """
     position = view.position
     if position is None:
@@ -61,12 +104,26 @@ def diagram(view: TableView) -> list[str]:
         cells = []
         for file in range(8):
             square = chess.square(file, rank)
-            piece = position.piece_at(square)
-            symbol = "." if piece is None else piece.symbol()
-            cells.append(f"[{symbol}]" if square in marked else f" {symbol} ")
+            cells.append(_cell(position.piece_at(square), square, square in marked, style))
         lines.append(f"{rank + 1} " + "".join(cells))
     lines.append("  " + "".join(f" {name} " for name in chess.FILE_NAMES))
     return lines
+
+
+def _cell(piece: chess.Piece | None, square: chess.Square, marked: bool, style: Style) -> str:
+    if piece is None:
+        symbol = " " if style.colour else "."
+    elif not style.unicode:
+        symbol = piece.symbol()
+    else:
+        figures = _SOLID if style.colour or piece.color == chess.BLACK else _OUTLINE
+        symbol = figures[piece.symbol().upper()]
+    if not style.colour:
+        return f"[{symbol}]" if marked else f" {symbol} "
+    light = (chess.square_file(square) + chess.square_rank(square)) % 2 == 1
+    ground = _MARKED if marked else _LIGHT if light else _DARK
+    ink = _WHITE_PIECE if piece is not None and piece.color == chess.WHITE else _BLACK_PIECE
+    return f"{ground}{ink} {symbol} {_RESET}"
 
 
 def _panel(view: TableView) -> list[str]:
@@ -115,20 +172,20 @@ def _header(view: TableView) -> list[str]:
     return lines
 
 
-def render_table(view: TableView, width: int) -> list[str]:
+def render_table(view: TableView, width: int, style: Style = PLAIN) -> list[str]:
     """The lines of one table, none longer than ``width``.
 
     The header, the diagram with the clocks and moves beside it (below it when narrow), the
     result, the open alerts (``!``) and the last touch.
     """
     lines = _header(view)
-    board = diagram(view)
+    board = diagram(view, style)
     panel = _panel(view)
     if width >= _DIAGRAM_WIDTH + _PANEL_GAP + _PANEL_MIN:
         for index in range(max(len(board), len(panel))):
             left = board[index] if index < len(board) else ""
             right = panel[index] if index < len(panel) else ""
-            lines.append(f"{left:<{_DIAGRAM_WIDTH + _PANEL_GAP}}{right}".rstrip())
+            lines.append((pad(left, _DIAGRAM_WIDTH + _PANEL_GAP) + right).rstrip())
     else:
         lines.extend(board)
         lines.extend(line for line in panel if line)
@@ -145,34 +202,41 @@ def render(
     width: int,
     *,
     title: str | None = None,
+    caption: Sequence[str] = (),
     notes: Sequence[str] = (),
+    style: Style = PLAIN,
 ) -> str:
     """The whole screen: each table in turn (two side by side when ``width`` allows).
 
-    ``title`` is a first line (e.g. the broker and connection state), ``notes`` last lines (e.g.
-    warnings). Every line fits in ``width`` columns; the text ends with a newline.
+    ``title`` is a first line (e.g. the broker and connection state), ``caption`` lines under it
+    (e.g. the demo's narration, wrapped), ``notes`` last lines (e.g. warnings). Every line fits in
+    ``width`` columns; the text ends with a newline.
     """
     width = max(width, 20)
     lines: list[str] = []
     if title is not None:
         lines.append(fit(title, width))
+    for line in caption:  # wrapped, not cut: it is meant to be read whole
+        lines.extend(fit(part, width) for part in textwrap.wrap(line, width) or [""])
     tables = [views[key] for key in sorted(views, key=natural_key)]
     if not tables:
         lines.append("waiting for tables...")
     elif width >= _TWO_COLUMNS_FROM and len(tables) > 1:
         column = (width - len(_COLUMN_GAP)) // 2
         for index in range(0, len(tables), 2):
-            left = render_table(tables[index], column)
-            right = render_table(tables[index + 1], column) if index + 1 < len(tables) else []
+            left = render_table(tables[index], column, style)
+            right = (
+                render_table(tables[index + 1], column, style) if index + 1 < len(tables) else []
+            )
             lines.append("")
             for row in range(max(len(left), len(right))):
                 cell = left[row] if row < len(left) else ""
                 other = right[row] if row < len(right) else ""
-                lines.append(f"{cell:<{column}}{_COLUMN_GAP}{other}".rstrip())
+                lines.append((pad(cell, column) + _COLUMN_GAP + other).rstrip())
     else:
         for view in tables:
             lines.append("")
-            lines.extend(render_table(view, width))
+            lines.extend(render_table(view, width, style))
     if notes:
         lines.append("")
         lines.extend(fit(note, width) for note in notes)

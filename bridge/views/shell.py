@@ -3,17 +3,23 @@
 One MQTT subscription to ``chessbridge/1/table/{table or +}/#``, reconnecting with backoff
 (:mod:`bridge.mqtt.session`), that folds every payload into a :class:`~bridge.views.model.
 TableView` and either redraws the screen (:mod:`bridge.views.render`, on a terminal) or prints
-one line per event (``--plain``, or when the output is not a terminal).
+one line per event (``--plain``, or when the output is not a terminal). On a terminal the
+screen uses Unicode pieces and colours when the terminal can show them (:func:`screen_style`;
+``NO_COLOR`` turns colours off). A :class:`Caption` lets another part of the process (the demo)
+show lines above the tables.
 """
 
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import logging
+import os
 import shutil
 import sys
 from collections import deque
+from collections.abc import Callable, Mapping
 from typing import Final, TextIO
 
 import aiomqtt
@@ -22,7 +28,7 @@ import msgspec
 from bridge.backoff import Backoff
 from bridge.mqtt.session import BrokerSettings, reason_code, refused_credentials, run_sessions
 from bridge.views.model import PayloadError, TableView
-from bridge.views.render import fit, render
+from bridge.views.render import PLAIN, Style, fit, render
 from bridge.wire import payloads
 
 EXIT_REFUSED: Final = 2
@@ -53,6 +59,39 @@ def topic_filter(table: str | None) -> str:
     return payloads.topic(table, "#")
 
 
+class Caption:
+    """Lines shown above the tables on the screen, or as plain lines, while a view runs."""
+
+    def __init__(self) -> None:
+        self.lines: tuple[str, ...] = ()
+        self._listeners: list[Callable[[tuple[str, ...]], None]] = []
+
+    def show(self, *lines: str) -> None:
+        """Replace the caption (no lines: clear it)."""
+        self.lines = lines
+        for listener in self._listeners:
+            listener(lines)
+
+    def listen(self, listener: Callable[[tuple[str, ...]], None]) -> None:
+        """Call ``listener`` with the new lines on every :meth:`show`."""
+        self._listeners.append(listener)
+
+
+def screen_style(out: TextIO, environ: Mapping[str, str] = os.environ) -> Style:
+    """What ``out`` can show: Unicode pieces if its encoding has them and the terminal is not
+    the Linux console (whose font lacks them); colours unless ``NO_COLOR`` is set or the
+    terminal is dumb."""
+    term = environ.get("TERM", "")
+    encoding = getattr(out, "encoding", None) or "ascii"
+    try:
+        codecs.encode("♔♚", encoding)
+        unicode = term != "linux"
+    except (UnicodeEncodeError, LookupError):
+        unicode = False
+    colour = term not in ("", "dumb") and "NO_COLOR" not in environ
+    return Style(unicode=unicode, colour=colour)
+
+
 class _OutputClosedError(Exception):
     """Writing to ``out`` failed (e.g. a closed pipe): nobody is watching any more."""
 
@@ -78,6 +117,8 @@ class _Watcher:
         screen: bool,
         out: TextIO,
         width: int | None,
+        style: Style = PLAIN,
+        caption: Caption | None = None,
     ) -> None:
         self.settings = broker
         self.topics = topics
@@ -91,6 +132,17 @@ class _Watcher:
         self.dirty = asyncio.Event()
         self.dirty.set()
         self._cleared = False
+        self.style = style
+        self.caption = caption if caption is not None else Caption()
+        self.caption.listen(self._on_caption)
+
+    def _on_caption(self, lines: tuple[str, ...]) -> None:
+        if self.screen:
+            self.dirty.set()
+            return
+        with contextlib.suppress(_OutputClosedError):
+            for line in lines:
+                self._write(line + "\n")
 
     @property
     def broker(self) -> str:
@@ -126,7 +178,14 @@ class _Watcher:
         width = self.width if self.width is not None else size.columns
         what = f"table {self.table}" if self.table is not None else "all tables"
         title = f"chessbridge watch  {self.broker}  {self.connection}  ({what})"
-        lines = render(self.views, width, title=title, notes=list(self.notes)).splitlines()
+        lines = render(
+            self.views,
+            width,
+            title=title,
+            caption=self.caption.lines,
+            notes=list(self.notes),
+            style=self.style,
+        ).splitlines()
         rows = max(size.lines - 1, 3)
         if len(lines) > rows:
             lines = [
@@ -257,6 +316,8 @@ async def watch(
     ca_file: str | None = None,
     cert_file: str | None = None,
     key_file: str | None = None,
+    caption: Caption | None = None,
+    style: Style | None = None,
 ) -> int:
     """Show the tables live until ``stop`` is set (or Ctrl-C / cancellation); returns the exit code.
 
@@ -272,6 +333,8 @@ async def watch(
         ca_file: CA bundle for ``mqtts://`` (default: the system's).
         cert_file: client certificate for ``mqtts://``.
         key_file: key of the client certificate.
+        caption: lines to show above the tables (plain mode: printed as they change).
+        style: Unicode and colours on the screen (default: what ``out`` can show).
 
     Returns:
         0 when stopped, cancelled or when ``out`` was closed; 2 for a bad broker URL or table
@@ -292,7 +355,16 @@ async def watch(
         _say(str(exc))
         return EXIT_REFUSED
     screen = not plain and _is_terminal(out)
-    watcher = _Watcher(settings, topics, table=table, screen=screen, out=out, width=width)
+    watcher = _Watcher(
+        settings,
+        topics,
+        table=table,
+        screen=screen,
+        out=out,
+        width=width,
+        style=style if style is not None else screen_style(out) if screen else PLAIN,
+        caption=caption,
+    )
     stopped = stop if stop is not None else asyncio.Event()
     tasks: list[asyncio.Task[None]] = []
     try:

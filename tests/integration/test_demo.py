@@ -1,34 +1,172 @@
-"""``chessbridge demo`` works with nothing else running: embedded broker, emulator, daemon, view."""
+"""``chessbridge demo`` works with nothing else running: embedded broker, emulator, daemon, view;
+its broker can be joined from outside, it can publish to a broker of one's own, it announces
+the staged irregularities before they happen, and SIGTERM ends it cleanly."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import signal
 import sys
+from collections.abc import Sequence
 
+import aiomqtt
 import pytest
+
+from tests.conftest import Mosquitto, Subscribe, free_port
 
 pytestmark = pytest.mark.pty
 
 
-async def test_the_demo_plays_its_game_to_the_end_and_exits_0() -> None:
-    proc = await asyncio.create_subprocess_exec(
+async def demo(*args: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "bridge",
         "demo",
         "--no-view",
-        "--speed",
-        "20",
-        "--table",
-        "demo-test",
+        *args,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
+
+
+async def finish(proc: asyncio.subprocess.Process) -> str:
     out, err = await asyncio.wait_for(proc.communicate(), 120)
-    text = out.decode() + err.decode()
+    return (out or b"").decode() + (err or b"").decode()
+
+
+def index_of(lines: Sequence[str], part: str) -> int:
+    return next(i for i, line in enumerate(lines) if part in line)
+
+
+async def test_the_demo_plays_its_game_to_the_end_and_announces_what_is_staged() -> None:
+    proc = await demo("--speed", "20", "--table", "demo-test", "--port", "0")
+    text = await finish(proc)
     assert proc.returncode == 0, text
     assert "game over, 1-0" in text
     assert "17. Rd8#" in text
-    assert "alert touch_move" in text  # the staged touch-move breach
-    assert "alert illegal_move" in text  # the staged illegal move
     assert "Traceback" not in text
+    lines = text.splitlines()
+    # Each staged irregularity is announced before it happens, and then it happens.
+    touch = index_of(lines, "alert touch_move")
+    illegal = index_of(lines, "alert illegal_move")
+    assert index_of(lines, "staged next, on purpose: Black lifts his knight") < touch
+    assert index_of(lines, "staged next, on purpose: White puts his bishop on c5") < illegal
+
+
+async def test_its_embedded_broker_can_be_joined_on_the_port_it_prints() -> None:
+    port = free_port()
+    proc = await demo("--speed", "10", "--port", str(port))
+    try:
+        assert proc.stderr is not None
+        said = (await asyncio.wait_for(proc.stderr.readline(), 30)).decode()
+        assert f"embedded MQTT broker at mqtt://127.0.0.1:{port}" in said
+        assert f"chessbridge watch --broker mqtt://127.0.0.1:{port}" in said
+        async with aiomqtt.Client("127.0.0.1", port) as client:
+            await client.subscribe("chessbridge/1/table/demo/event/move", qos=1)
+            async with asyncio.timeout(60):
+                async for message in client.messages:
+                    assert isinstance(message.payload, bytes)
+                    move = json.loads(message.payload)
+                    assert move["data"]["san"] == "e4"
+                    break
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        text = await finish(proc)
+    assert proc.returncode == 0, text
+    assert "chessbridge demo: stopped" in text
+    assert "Traceback" not in text
+
+
+@pytest.mark.mosquitto
+async def test_it_publishes_to_a_broker_of_ones_own(
+    mosquitto: Mosquitto, mqtt_subscribe: Subscribe, table_id: str
+) -> None:
+    async with mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/event/#") as sub:
+        proc = await demo("--speed", "20", "--table", table_id, "--broker", mosquitto.url)
+        text = await finish(proc)
+        assert proc.returncode == 0, text
+        await sub.wait_for(lambda _: bool(sub.on("event/result")), within=10)
+    assert f"publishing to {mosquitto.url}" in text
+    assert len(sub.on("event/move")) >= 33
+
+
+async def test_sigterm_while_the_live_view_draws_ends_it_with_the_cursor_back() -> None:
+    """On a terminal (a pseudo-terminal here) the screen is drawn; SIGTERM ends the demo with
+    exit 0, the cursor shown again and nothing left behind in the state folder."""
+    master, slave = os.openpty()
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "100", "LINES": "40"}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bridge",
+        "demo",
+        "--port",
+        "0",
+        stdout=slave,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+    )
+    os.close(slave)
+    screen = bytearray()
+    loop = asyncio.get_running_loop()
+    drawn = asyncio.Event()
+
+    def read() -> None:
+        try:
+            screen.extend(os.read(master, 65536))
+        except OSError:  # EIO: the demo closed its end
+            loop.remove_reader(master)
+            return
+        if "♜".encode() in screen:
+            drawn.set()
+
+    loop.add_reader(master, read)
+    try:
+        await asyncio.wait_for(drawn.wait(), 60)  # the board is on the screen
+        proc.send_signal(signal.SIGTERM)
+        text = await finish(proc)
+        await asyncio.sleep(0.2)
+    finally:
+        loop.remove_reader(master)
+        os.close(master)
+    assert proc.returncode == 0, text
+    assert "chessbridge demo: stopped" in text
+    assert "Traceback" not in text
+    assert screen.startswith(b"\x1b[2J\x1b[?25l")  # cleared, cursor hidden
+    assert screen.rstrip(b"\r\n").endswith(b"\x1b[?25h"), bytes(screen[-200:])  # shown again
+    assert b"demo: Paul Morphy" in screen  # the caption
+    assert b"\x1b[48;5;" in screen  # in colour
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["--broker", "http://x"], "chessbridge: "),
+        (["--port", "70000"], "--port 0 to 65535"),
+        (["--speed", "0"], "--speed must be positive"),
+    ],
+)
+async def test_bad_arguments_are_one_line_and_exit_2(args: list[str], error: str) -> None:
+    proc = await demo(*args)
+    text = await finish(proc)
+    assert proc.returncode == 2, text
+    assert error in text
+    assert len(text.strip().splitlines()) == 1, text
+
+
+async def test_without_the_demo_extra_it_says_how_to_install_it() -> None:
+    code = (
+        "import sys; sys.modules['amqtt'] = None; sys.modules['amqtt.broker'] = None\n"
+        "from bridge.__main__ import main\n"
+        "sys.exit(main(['demo', '--no-view', '--port', '0']))\n"
+    )
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", code, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    text = await finish(proc)
+    assert proc.returncode == 2, text
+    assert "pip install 'chessbridge[demo]'" in text
+    assert len(text.strip().splitlines()) == 1, text

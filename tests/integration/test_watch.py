@@ -354,7 +354,10 @@ async def test_bad_arguments_exit_2(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "invalid table id" in stderr.getvalue()
 
 
-async def test_screen_mode_redraws_on_a_terminal(mosquitto: Mosquitto, table_id: str) -> None:
+async def test_screen_mode_redraws_on_a_terminal(
+    mosquitto: Mosquitto, table_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")  # and the stream is ASCII: the plain diagram
     t = _Table(table_id)
     t.move("e4", 300, 300)
     await _publish(

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import io
+import re
+
 import chess
 import msgspec
 import pytest
 
 from bridge.views.model import PayloadError, TableView, format_clocks, format_seconds, move_rows
-from bridge.views.render import diagram, render, render_table
-from bridge.views.shell import topic_filter
+from bridge.views.render import Style, diagram, render, render_table, visible_len
+from bridge.views.shell import screen_style, topic_filter
 from bridge.wire import payloads
 from bridge.wire.config import parse_broker_url
 
@@ -187,6 +190,50 @@ def test_diagram_follows_the_moves_and_marks_both_castling_squares() -> None:
 
 def test_diagram_without_a_position() -> None:
     assert diagram(TableView("t1")) == ["(no position yet)"]
+
+
+def test_unicode_diagram_has_outline_white_and_solid_black_figures() -> None:
+    view, feed = TableView("t1"), Feed()
+    _play(view, feed, ["e4"])
+    lines = diagram(view, Style(unicode=True))
+    assert _rank(lines, 8) == "8  ♜  ♞  ♝  ♛  ♚  ♝  ♞  ♜ "
+    assert _rank(lines, 4) == "4  .  .  .  . [♙] .  .  . "
+    assert _rank(lines, 1) == "1  ♖  ♘  ♗  ♕  ♔  ♗  ♘  ♖ "
+
+
+def test_coloured_diagram_keeps_the_width_and_marks_squares_by_colour() -> None:
+    view, feed = TableView("t1"), Feed()
+    _play(view, feed, ["e4"])
+    plain = diagram(view)
+    coloured = diagram(view, Style(unicode=True, colour=True))
+    assert [visible_len(line) for line in coloured] == [len(line) for line in plain]
+    rank4 = _rank(coloured, 4)
+    assert "[" not in re.sub(r"\x1b\[[0-9;]*m", "", rank4)  # highlighted, not bracketed
+    assert rank4.count("\x1b[48;5;221m") == 1  # e4 highlighted
+    assert rank4.count("\x1b[48;5;187m") == 3  # light a4 c4 g4 (e4 is highlighted)
+    assert "♟" in _rank(coloured, 4)  # solid figures for both colours, told apart by colour
+    two_tables = render({"t1": view, "t2": view}, 160, style=Style(unicode=True, colour=True))
+    for line in two_tables.splitlines():
+        assert visible_len(line) <= 160
+
+
+@pytest.mark.parametrize(
+    ("encoding", "environ", "expected"),
+    [
+        ("utf-8", {"TERM": "xterm-256color"}, Style(unicode=True, colour=True)),
+        ("utf-8", {"TERM": "xterm-256color", "NO_COLOR": "1"}, Style(unicode=True)),
+        ("ascii", {"TERM": "xterm"}, Style(colour=True)),
+        ("latin-1", {"TERM": "xterm"}, Style(colour=True)),
+        ("utf-8", {"TERM": "linux"}, Style(colour=True)),
+        ("utf-8", {"TERM": "dumb"}, Style(unicode=True)),
+        ("utf-8", {}, Style(unicode=True)),
+    ],
+)
+def test_the_screen_style_follows_the_terminal(
+    encoding: str, environ: dict[str, str], expected: Style
+) -> None:
+    out = io.TextIOWrapper(io.BytesIO(), encoding=encoding)
+    assert screen_style(out, environ) == expected
 
 
 # --- folding payloads ------------------------------------------------------------------------
@@ -490,6 +537,16 @@ def test_header_of_a_busy_table() -> None:
     assert lines[-1] == "last touch: place e7 b: black bishop placed"
     assert lines[-2].startswith("! illegal_move 4.3(a) white ply 5: xxx")
     assert lines[-2].endswith("...")
+
+
+def test_a_caption_stands_under_the_title_wrapped_to_the_width() -> None:
+    caption = ["demo: " + "word " * 30, "join: chessbridge watch"]
+    lines = render({}, 40, title="title", caption=caption).splitlines()
+    assert lines[0] == "title"
+    assert lines[1].startswith("demo: word")
+    wrapped = lines[1 : lines.index("join: chessbridge watch")]
+    assert " ".join(wrapped).split() == caption[0].split()
+    assert all(len(line) <= 40 for line in lines)
 
 
 def test_empty_screen_and_title_and_notes() -> None:
