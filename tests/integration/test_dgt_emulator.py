@@ -357,8 +357,10 @@ async def test_board_without_clock() -> None:
             await switch_mode(emu, host, 0x4B, "update_nice")
             host.send(bytes.fromhex("2B 03 03 09 00 4D"))  # nobody acks; VERSION comes first
             assert await host.frame() == bytes.fromhex("93 00 05 01 07")
-            with pytest.raises(RuntimeError):
-                await emu.press("left")
+            await emu.press("left")  # no clock behind the board: nothing happens
+            assert emu.clock_times is None
+            host.send(b"\x41")
+            assert (await host.frame())[9] & 0x20  # still "no clock connected"
 
 
 async def test_update_mode_repeats_clock_data() -> None:
