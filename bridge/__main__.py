@@ -57,6 +57,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.func(args)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # e.g. `chessbridge install --dry-run ... | head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     return code
 
 
@@ -235,6 +238,25 @@ def _parser() -> argparse.ArgumentParser:
     scan.add_argument("--timeout", type=float, default=5.0, help="seconds to listen (default 5)")
     scan.add_argument("--config", metavar="FILE", type=Path, help="TOML config ([ble] radio)")
     scan.set_defaults(func=_cmd_scan)
+
+    from bridge.install.shell import add_arguments  # light: no MQTT, no board
+
+    install = sub.add_parser(
+        "install",
+        help="set up this Pi's service for a table (as root)",
+        description="Create the system user, the table's config and credentials file, its state "
+        "directory and a udev name for a USB board, install the systemd unit, then enable and "
+        "start chessbridge@TABLE. Running it again changes only what differs.",
+    )
+    uninstall = sub.add_parser(
+        "uninstall",
+        help="remove a table's service from this Pi (as root)",
+        description="Stop and disable chessbridge@TABLE and remove its files; the state "
+        "directory stays unless --purge.",
+    )
+    add_arguments(install, uninstall)
+    install.set_defaults(func=_cmd_install)
+    uninstall.set_defaults(func=_cmd_uninstall)
     return parser
 
 
@@ -431,6 +453,18 @@ def _cmd_scan(args: argparse.Namespace) -> int:
         print(f"chessbridge: {exc}", file=sys.stderr)
         return EXIT_USAGE
     return asyncio.run(scan(link_settings(config), args.timeout))
+
+
+def _cmd_install(args: argparse.Namespace) -> int:
+    from bridge.install.shell import install
+
+    return install(args)
+
+
+def _cmd_uninstall(args: argparse.Namespace) -> int:
+    from bridge.install.shell import uninstall
+
+    return uninstall(args)
 
 
 if __name__ == "__main__":

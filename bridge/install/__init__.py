@@ -1,0 +1,1 @@
+"""Setting up a Pi for a table: ``chessbridge install`` and ``uninstall``."""
