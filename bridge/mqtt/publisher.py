@@ -9,7 +9,9 @@ backoff. On every connection it
 2. subscribes to ``request/+`` and hands each request to ``on_request``;
 3. publishes ``status`` = ``online`` (retained, QoS 1);
 4. republishes the last retained ``board`` and ``game`` it holds (the broker may have restarted
-   without persistence), unless those are still in the outbox and about to be sent anyway;
+   without persistence), unless those are still in the outbox and about to be sent anyway, and
+   the retained *descriptions* it was given (:meth:`describe`: the optional index entry and
+   Home Assistant discovery), which are neither stored nor numbered;
 5. drains the outbox in ``seq`` order, one message at a time, deleting a row only after its
    PUBACK. A row whose PUBACK never came is sent again on the next connection, so subscribers
    may see it twice and drop the copy by ``(epoch, seq)``; they never see messages out of order.
@@ -146,6 +148,7 @@ class Publisher:
         self._status_topic = payloads.topic(table, payloads.STATUS)
         self._request_filter = payloads.topic(table, f"{payloads.REQUEST_PREFIX}/+")
         self._retained: dict[str, tuple[int, bytes]] = {}
+        self._descriptions: dict[str, bytes] = {}
         self._reserved: tuple[int, bytes] | None = None  # (online seq, Will payload)
         self._wake = asyncio.Event()
         self._drained = asyncio.Event()
@@ -204,6 +207,15 @@ class Publisher:
     def set_game(self, data: payloads.GameData) -> int:
         """Publish the retained ``game`` snapshot (republished on every reconnect)."""
         return self.publish("game", payloads.GAME, data, retain=True)
+
+    def describe(self, topic: str, payload: bytes) -> None:
+        """Publish ``payload`` retained on ``topic`` on every connection from the next one on.
+
+        For descriptions that change only with a restart (the index entry, Home Assistant
+        discovery): not stored, not numbered, and a broker that refuses them (an ACL without
+        them) costs nothing else.
+        """
+        self._descriptions[topic] = payload
 
     async def flushed(self) -> None:
         """Wait until the outbox is empty: everything published so far was acknowledged."""
@@ -283,6 +295,8 @@ class Publisher:
         for topic, (seq, payload) in list(self._retained.items()):
             if not self._outbox.is_pending(seq):
                 await client.publish(topic, payload, qos=1, retain=True)
+        for topic, payload in list(self._descriptions.items()):
+            await client.publish(topic, payload, qos=1, retain=True)
 
     async def _serve(self, client: aiomqtt.Client) -> None:
         """Send and receive until the connection fails (raises) or :meth:`stop` (returns)."""

@@ -25,6 +25,7 @@ from typing import Final, Literal
 import chess
 import msgspec
 
+from bridge import __version__
 from bridge.arbiter import rules
 from bridge.arbiter.engine import Arbiter, EngineConfig, GameSnapshot
 from bridge.arbiter.facts import AlertRaised, Fact, MovePlayed, TouchReported
@@ -32,7 +33,7 @@ from bridge.mqtt.outbox import Outbox
 from bridge.mqtt.publisher import Publisher
 from bridge.table import sdnotify
 from bridge.table.supervisor import BoardSupervisor
-from bridge.wire import commands, payloads
+from bridge.wire import commands, discovery, payloads
 from bridge.wire.config import Config, link_settings
 from drivers import FAMILIES, BoardUri, create_link
 from drivers.errors import LinkError
@@ -103,6 +104,7 @@ class TableDaemon:
             game_id=self.game_id,
             on_request=self._on_request,
         )
+        self._describe(options)
         self.board = BoardSupervisor(
             options.board,
             self,
@@ -308,6 +310,25 @@ class TableDaemon:
             clock_white_side=None if side is None else side.value,
         )
         self.outbox.put(GAME_KEY, msgspec.json.encode(saved))
+
+    def _describe(self, options: DaemonOptions) -> None:
+        """The optional retained descriptions for dashboards (``[discovery]``), built once."""
+        wanted = options.config.discovery
+        table, driver = options.table, options.board.scheme
+        if wanted.index:
+            entry = discovery.index_entry(
+                table,
+                driver=driver,
+                rules=options.rules,
+                version=__version__,
+                ts=time.time(),
+                home_assistant=wanted.home_assistant,
+            )
+            self.publisher.describe(discovery.index_topic(table), entry)
+        if wanted.home_assistant:
+            config = discovery.home_assistant_config(table, driver=driver, version=__version__)
+            topic = discovery.home_assistant_topic(table, wanted.home_assistant_prefix)
+            self.publisher.describe(topic, config)
 
     def _load_game(self) -> tuple[str, Arbiter]:
         raw = self.outbox.get(GAME_KEY)

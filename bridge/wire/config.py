@@ -100,6 +100,17 @@ class RelaySection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     lichess: LichessSection | None = None
 
 
+class DiscoverySection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``[discovery]``: retained descriptions for dashboards (bridge/wire/discovery.py); off."""
+
+    index: bool = False
+    """Publish ``chessbridge/1/index/{table}``, so a dashboard finds every table."""
+    home_assistant: bool = False
+    """Publish Home Assistant MQTT discovery for the table's sensors."""
+    home_assistant_prefix: str = "homeassistant"
+    """Home Assistant's discovery prefix (its MQTT integration's setting)."""
+
+
 class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The whole file; every section optional."""
 
@@ -107,6 +118,7 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     engine: EngineSection = msgspec.field(default_factory=EngineSection)
     ble: BleSection = msgspec.field(default_factory=BleSection)
     relay: RelaySection = msgspec.field(default_factory=RelaySection)
+    discovery: DiscoverySection = msgspec.field(default_factory=DiscoverySection)
     rules: str | None = None
 
 

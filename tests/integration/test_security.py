@@ -38,7 +38,8 @@ TABLE = "t042"
 OTHER = "t043"
 ARBITER = "arbiter1"
 DISPLAY = "display1"
-USERS = {name: f"secret-of-{name}" for name in (TABLE, OTHER, ARBITER, DISPLAY)}
+HOME_ASSISTANT = "homeassistant"
+USERS = {name: f"secret-of-{name}" for name in (TABLE, OTHER, ARBITER, DISPLAY, HOME_ASSISTANT)}
 
 ALL = "chessbridge/1/#"
 
@@ -143,6 +144,28 @@ async def test_table_publishes_its_own_events_to_arbiters(connect: Connect) -> N
         for suffix in ("event/move", "status", "board", "game", "response/new_game"):
             await table.publish(table_topic(TABLE, suffix), suffix.encode())
             await arbiter.wait_for(table_topic(TABLE, suffix), suffix.encode())
+
+
+async def test_table_publishes_its_own_descriptions_only(connect: Connect) -> None:
+    """With [discovery] on: its index entry and Home Assistant discovery, nobody else's."""
+    own = [f"chessbridge/1/index/{TABLE}", f"homeassistant/device/chessbridge/{TABLE}/config"]
+    others = [f"chessbridge/1/index/{OTHER}", f"homeassistant/device/chessbridge/{OTHER}/config"]
+    async with (
+        connect(HOME_ASSISTANT) as reader,
+        connect(TABLE) as table,
+        connect(DISPLAY) as display,
+    ):
+        await reader.subscribe("#")
+        for topic in others:
+            await table.publish(topic, b"forged")
+            await display.publish(topic, b"forged")
+        for topic in own:
+            await display.publish(topic, b"forged")
+            await reader.publish(topic, b"forged")
+        for topic in own:
+            await table.publish(topic, b"mine")
+            await reader.wait_for(topic, b"mine")
+        assert sorted(reader.topics()) == sorted(own)
 
 
 async def test_table_cannot_write_under_another_table(connect: Connect) -> None:

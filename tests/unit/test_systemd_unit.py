@@ -170,6 +170,7 @@ def test_example_config_documents_every_setting() -> None:
         "broker": config_module.BrokerConfig,
         "engine": config_module.EngineSection,
         "ble": config_module.BleSection,
+        "discovery": config_module.DiscoverySection,
     }
     # [relay] belongs to the relay's own example (docs/relay.example.toml, tested with the relay).
     top_level = [
