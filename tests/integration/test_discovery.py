@@ -33,17 +33,16 @@ async def test_descriptions_are_published_retained_when_asked(
             "--config",
             str(config),
         ),
-        mqtt_subscribe(mosquitto_private, f"chessbridge/1/table/{table_id}/status") as live,
+        mqtt_subscribe(mosquitto_private, f"homeassistant/device/chessbridge/{table_id}/#") as b,
+        mqtt_subscribe(mosquitto_private, index) as a,
     ):
-        await live.wait_for(lambda _: state_is(live, "status", "online"), within=20)
-        # A subscriber arriving later gets both from the broker: they are retained.
-        async with (
-            mqtt_subscribe(mosquitto_private, index) as a,
-            mqtt_subscribe(mosquitto_private, home) as b,
-        ):
-            await a.wait_for(lambda msgs: bool(msgs), within=10)
-            await b.wait_for(lambda msgs: bool(msgs), within=10)
-        assert a.messages[0].retain
+        await a.wait_for(lambda msgs: bool(msgs), within=20)
+        await b.wait_for(lambda msgs: bool(msgs), within=20)
+        assert [m.topic.value for m in b.messages] == [home]
+        # A subscriber arriving later gets it from the broker: it is retained.
+        async with mqtt_subscribe(mosquitto_private, index) as late:
+            await late.wait_for(lambda msgs: bool(msgs), within=10)
+        assert late.messages[0].retain
         entry = json.loads(bytes(a.messages[0].payload))
         assert entry["type"] == "index"
         assert entry["data"]["topics"] == f"chessbridge/1/table/{table_id}/"
