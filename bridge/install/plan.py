@@ -30,6 +30,8 @@ UDEV_DIR: Final = "/etc/udev/rules.d"
 PACKAGED_EXEC: Final = "/usr/local/bin/chessbridge"
 """The command the packaged unit names; replaced by the one actually installed."""
 
+_MANAGED_KEY: Final = re.compile(r"(url|username|password)\s*=")
+
 TABLE_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 """A table id usable as a topic level, a systemd instance name, a file name and a user name."""
 
@@ -192,7 +194,13 @@ def install_steps(request: InstallRequest, unit: str, observed: Observed) -> lis
     wanted = [
         (UNIT_PATH, service, 0o644, "root", False),
         (env_path(table), f"CHESSBRIDGE_BOARD={board}\n", 0o644, "root", False),
-        (config_path(table), table_config(request), 0o600, USER, request.password is not None),
+        (
+            config_path(table),
+            table_config(request, observed.files.get(config_path(table))),
+            0o600,
+            USER,
+            request.password is not None,
+        ),
     ]
     if observed.usb is not None:
         wanted.append((udev_path(table), udev_rule(table, observed.usb), 0o644, "root", False))
@@ -257,20 +265,43 @@ def service_unit(packaged: str, command: str) -> str:
     return packaged.replace(f"ExecStart={PACKAGED_EXEC} ", f"ExecStart={command} ", 1)
 
 
-def table_config(request: InstallRequest) -> str:
-    """``/etc/chessbridge/TABLE.toml``: the broker and the table's credentials."""
-    lines = [
-        f"# chessbridge table {request.table}: written by `chessbridge install`. Every setting:",
-        "# docs/chessbridge.example.toml. Readable by the service user only (credentials).",
-        "",
-        "[broker]",
-        f"url = {_toml(request.broker)}",
-    ]
+def table_config(request: InstallRequest, existing: str | None = None) -> str:
+    """``/etc/chessbridge/TABLE.toml``: the broker URL and the table's credentials.
+
+    An ``existing`` file keeps everything but those three settings: its comments, its other
+    sections (``[engine]``, ``[discovery]``...) and the rest of ``[broker]`` (TLS files).
+    """
+    managed = [f"url = {_toml(request.broker)}"]
     if request.username is not None:
-        lines.append(f"username = {_toml(request.username)}")
+        managed.append(f"username = {_toml(request.username)}")
     if request.password is not None:
-        lines.append(f"password = {_toml(request.password)}")
-    return "\n".join(lines) + "\n"
+        managed.append(f"password = {_toml(request.password)}")
+    if existing is None:
+        header = [
+            f"# chessbridge table {request.table}: written by `chessbridge install`, which "
+            "rewrites only",
+            "# [broker] url, username and password. Every setting: docs/chessbridge.example.toml.",
+            "",
+        ]
+        return "\n".join([*header, "[broker]", *managed]) + "\n"
+    lines = existing.splitlines()
+    out: list[str] = []
+    in_broker = found = False
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("["):
+            in_broker = stripped == "[broker]"
+            out.append(line)
+            if in_broker:
+                found = True
+                out.extend(managed)
+            continue
+        if in_broker and _MANAGED_KEY.match(stripped):
+            continue
+        out.append(line)
+    if not found:
+        out += ["", "[broker]", *managed]
+    return "\n".join(out) + "\n"
 
 
 def udev_rule(table: str, usb: UsbIds) -> str:

@@ -117,3 +117,32 @@ def test_a_command_the_service_cannot_see_is_refused(command: str) -> None:
     with pytest.raises(ValueError, match="ProtectHome=yes"):
         plan.check_command(command)
     assert plan.check_command("/opt/chessbridge/bin/chessbridge")
+
+
+def test_a_reinstall_rewrites_only_the_broker_url_and_credentials() -> None:
+    edited = (
+        "# table t042, edited by hand\n"
+        'rules = "fide-2018-rapid"\n'
+        "\n"
+        "[broker]\n"
+        'url = "mqtt://old.lan"\n'
+        'username = "t042"\n'
+        'password = "old"\n'
+        'ca_file = "/etc/chessbridge/venue-ca.pem"\n'
+        "\n"
+        "[engine]\n"
+        "dwell = 0.5  # slow sliders at this venue\n"
+    )
+    new = plan.table_config(
+        request(broker="mqtts://new.lan", username="t042", password="new"), edited
+    )
+    assert new == edited.replace('url = "mqtt://old.lan"', 'url = "mqtts://new.lan"').replace(
+        'password = "old"', 'password = "new"'
+    )
+    no_broker = plan.table_config(request(), "[engine]\ndwell = 0.5\n")
+    assert no_broker == '[engine]\ndwell = 0.5\n\n[broker]\nurl = "mqtt://broker.lan"\n'
+    without_credentials = plan.table_config(request(), edited)
+    assert "username" not in without_credentials
+    assert "password" not in without_credentials
+    assert "ca_file" in without_credentials
+    assert "dwell = 0.5  # slow sliders at this venue" in without_credentials
