@@ -68,6 +68,8 @@ THINK: Final = 1.5
 
 MAX_WAIT: Final = 3600.0
 
+PROMPT: Final = "emulate> "
+
 _STYLES: Final = {style.value.replace("_", "-"): style for style in Style}
 _SIDES: Final = ("left", "right")
 _TIME: Final = re.compile(r"(?:(\d+):)?(\d+):(\d\d)|(\d+)")
@@ -132,7 +134,7 @@ class Console:
             return await self._fen(" ".join(words))
         return await self._move(words[0], args)
 
-    async def run(self, lines: AsyncIterator[str], *, interactive: bool = False) -> bool:
+    async def run(self, lines: AsyncIterator[str]) -> bool:
         """Execute ``lines`` until they end or ``quit``; true when ``quit`` ended them."""
         async for line in lines:
             try:
@@ -143,16 +145,11 @@ class Console:
                 return True
             if reply:
                 self.say(reply)
-            if interactive:
-                self._prompt()
         return False
 
     def say(self, text: str) -> None:
         """Show ``text`` (a reply, a move played)."""
         print(text, file=self.out, flush=True)
-
-    def _prompt(self) -> None:
-        print("> ", end="", file=self.out, flush=True)
 
     # -- whole moves ----------------------------------------------------------------------
 
@@ -440,24 +437,41 @@ def read_pgn(path: Path) -> chess.pgn.Game:
 async def stdin_lines(stream: TextIO = sys.stdin) -> AsyncIterator[str]:
     """Lines typed or piped on ``stream``, read by a thread so the event loop never blocks.
 
-    Works for terminals, pipes and files alike (a file cannot be watched by the event loop).
+    Works for terminals, pipes and files alike (a file cannot be watched by the event loop). On
+    a terminal the lines are read with ``input()`` and the standard ``readline`` module: a
+    prompt, line editing and history (the arrow keys), the prompt shown again only once the
+    previous line has been carried out.
     """
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[str | None] = asyncio.Queue()
+    terminal = stream is sys.stdin and stream.isatty()
+    ready = threading.Event()
+    ready.set()
+
+    def put(line: str | None) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is already closed
+            loop.call_soon_threadsafe(queue.put_nowait, line)
 
     def pump() -> None:
         try:
-            for line in stream:
-                loop.call_soon_threadsafe(queue.put_nowait, line)
-        except (OSError, ValueError):
+            if not terminal:
+                for line in stream:
+                    put(line)
+                return
+            import readline  # noqa: F401  # gives input() line editing and history
+
+            while ready.wait():
+                ready.clear()
+                put(input(PROMPT) + "\n")
+        except (EOFError, OSError, ValueError):
             pass
         finally:
-            with contextlib.suppress(RuntimeError):  # the loop is already closed
-                loop.call_soon_threadsafe(queue.put_nowait, None)
+            put(None)
 
     threading.Thread(target=pump, name="emulate stdin", daemon=True).start()
     while (line := await queue.get()) is not None:
         yield line
+        ready.set()
 
 
 async def emulate(
@@ -530,8 +544,6 @@ async def _serve(
     source = lines if lines is not None else stdin_lines()
     console = Console(board, speed=speed, out=out)
     console.set_clock(DEFAULT_TIME, DEFAULT_TIME)
-    if interactive:
-        console._prompt()
     session = asyncio.create_task(_session(console, game, source, interactive))
     stopped = asyncio.create_task(stop.wait())
     done, _ = await asyncio.wait({session, stopped}, return_when=asyncio.FIRST_COMPLETED)
@@ -553,7 +565,7 @@ async def _session(
         with contextlib.suppress(StopAsyncIteration):
             await anext(aiter(lines))
         await console.play(game)
-    quit_typed = await console.run(lines, interactive=interactive)
+    quit_typed = await console.run(lines)
     if quit_typed or interactive:
         return
     await asyncio.get_running_loop().create_future()  # piped input ended: serve until stopped
