@@ -1,8 +1,8 @@
 """Game facts: what the arbiter engine concludes from physical events.
 
 The engine emits these; the publisher turns each into one MQTT event in the envelope of
-PRODUCT.md §2 (``payloads.py``). They are plain frozen values with python-chess types; names and
-JSON shapes are chosen in ``payloads.py`` only.
+docs/product.md §2 (``payloads.py``). They are plain frozen values with python-chess types;
+names and JSON shapes are chosen in ``payloads.py`` only.
 """
 
 from __future__ import annotations

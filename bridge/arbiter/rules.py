@@ -2,23 +2,23 @@
 
 Two editions of the FIDE Laws of Chess, each in standard, rapid and blitz play:
 
-* ``fide-1997`` — the Laws adopted at Yerevan 1996, in force from 1 July 1997 (the full text is
-  in the product's laws folder). Illegal moves: position reinstated (7.4); in a quickplay finish
+* ``fide-1997`` — the Laws adopted at Yerevan 1996, in force from 1 July 1997 (every article
+  cited is quoted in docs/laws.md). Illegal moves: position reinstated (7.4); in a quickplay finish
   the opponent gets two minutes for each of the first two illegal moves and the third loses
   (10.3); in blitz the illegal move is completed by starting the opponent's clock and the
   opponent may claim the win (C.3). An incorrect draw claim costs half the claimant's remaining
   time, at most three minutes, and gives the opponent three minutes (9.5 b). No automatic draw
   by repetition or move count. In blitz, winning needs mating potential as C.4 defines it.
-* ``fide-2018`` — the Laws in force from 1 January 2018 (extracts of Articles 5 and 9 are in the
-  laws folder; the other article numbers are those of that edition). An illegal move is
+* ``fide-2018`` — the Laws in force from 1 January 2018 (Articles 5 and 9 are quoted in
+  docs/laws.md; the other article numbers are those of that edition). An illegal move is
   completed by pressing the clock (7.5.1); the first gives the opponent two minutes (one in
   rapid and blitz, A.4.2), the second loses (7.5.5). A press without a move counts as an illegal
   move (7.5.3). An incorrect draw claim gives the opponent two minutes (9.5 b). Fivefold
   repetition and 75 moves end the game at once (9.6); a dead position ends it at once (5.2 b).
 
 Article numbers of the 2018 edition are given in FIDE's dotted form (5.2.2, 9.6.1, 9.5.2); the
-extracts in the laws folder letter the same paragraphs (5.2 b, 9.6 a, 9.5 b). The 2018 numbers of
-Articles 4, 6 and 7 and Appendix A are not in the laws folder: they are those of the published
+older extracts letter the same paragraphs (5.2 b, 9.6 a, 9.5 b). The 2018 numbers of
+Articles 4, 6 and 7 and Appendix A are not quoted in docs/laws.md: they are those of the published
 2018 Laws (touch-move 4.3.1-4.3.3, castling rook first 4.4.2, j'adoube 4.2.1, pressing the clock
 6.2.1, displaced pieces 7.4.1, illegal moves 7.5.1/7.5.3/7.5.5, rapid and blitz A.4.2). The 1997
 full text has two readings of the quickplay penalty: the Laws (10.3: a third illegal move loses)

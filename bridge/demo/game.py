@@ -1,8 +1,8 @@
 """The demo's game and the hands that play it on an emulated board.
 
-Morphy's Opera Game, with the two irregularities PRODUCT promises of the demo staged in it, and
-:func:`perform`: a move made by hand-like lifts and places (:mod:`drivers.choreography`) on an
-emulator. The tests and benchmarks play games with these too.
+Morphy's Opera Game, with the two irregularities docs/product.md promises of the demo staged in
+it, and :func:`perform`: a move made by hand-like lifts and places (:mod:`drivers.choreography`)
+on an emulator. The tests and benchmarks play games with these too.
 """
 
 from __future__ import annotations

@@ -165,7 +165,7 @@ async def _play(
 ) -> bool:
     """Play ``game`` by hand on the emulator; true when the daemon recorded it all.
 
-    Two irregularities are staged, as PRODUCT promises of the demo, and announced first: a
+    Two irregularities are staged, as docs/product.md promises of the demo, and announced first: a
     touch-move breach and an illegal move completed by the clock (then taken back and replaced
     by the real move).
 

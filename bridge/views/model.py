@@ -1,6 +1,6 @@
 """What is known of each table, folded from its MQTT payloads (pure: no I/O, no clock).
 
-:class:`TableView` applies the payloads of one table (PRODUCT.md §2) in arrival order and keeps
+:class:`TableView` applies the payloads of one table (docs/product.md §2) in arrival order and keeps
 what a spectator, an arbiter or a relay wants: the position, the moves, the clocks, the open
 alerts, the board link, the result. Duplicates are dropped by ``(epoch, seq)``: QoS 1 and the
 daemon's outbox may deliver a payload twice, and retained payloads come again after every

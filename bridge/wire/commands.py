@@ -1,8 +1,8 @@
 """Arbiter commands: a ``request/{command}`` payload in, the response and the changes out.
 
-PRODUCT.md §2: a request is one JSON object on ``chessbridge/1/table/{table}/request/{command}``;
-the answer goes to ``response/{command}`` as the ``data`` of an ordinary envelope (type
-``response``)::
+docs/product.md §2: a request is one JSON object on
+``chessbridge/1/table/{table}/request/{command}``; the answer goes to ``response/{command}`` as
+the ``data`` of an ordinary envelope (type ``response``)::
 
     {"transaction": "a1", "status": "ok", "data": {...}, "error": null}
     {"transaction": "a1", "status": "error", "data": {}, "error": "what was wrong"}

@@ -1,6 +1,6 @@
 """The MQTT wire format: topics, the envelope, and the JSON shape of every fact.
 
-This is the published contract of PRODUCT.md §2; names and JSON shapes are chosen here and
+This is the published contract of docs/product.md §2; names and JSON shapes are chosen here and
 nowhere else. The module is pure: no I/O and no clock reads (the timestamp comes in as a
 parameter).
 
@@ -165,7 +165,7 @@ class BoardData(msgspec.Struct, frozen=True, kw_only=True):
     battery: int | None = None
     rssi: int | None = None
     """Signal strength in dBm of a Bluetooth LE board, as it advertised when found (an
-    addition to PRODUCT §2's list of ``board`` fields)."""
+    addition to docs/product.md §2's list of ``board`` fields)."""
     orientation: Literal["normal", "rotated"] | None = None
     error: str | None = None
 

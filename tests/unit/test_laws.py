@@ -1,4 +1,5 @@
-"""Every row of PRODUCT.md §3 (the Laws as engine behaviour), in both editions where they differ."""
+"""Every row of docs/product.md §3 (the Laws as engine behaviour), in both editions where they
+differ."""
 
 from __future__ import annotations
 

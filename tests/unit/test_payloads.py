@@ -1,4 +1,4 @@
-"""The wire format of PRODUCT.md §2: topics, the envelope, and each fact's JSON."""
+"""The wire format of docs/product.md §2: topics, the envelope, and each fact's JSON."""
 
 from __future__ import annotations
 
