@@ -571,7 +571,7 @@ async def _session(
     await asyncio.get_running_loop().create_future()  # piped input ended: serve until stopped
 
 
-# -- parsing helpers ------------------------------------------------------------------------
+# -- parsing ---------------------------------------------------------------------------------
 
 
 def _square(args: list[str], example: str) -> chess.Square:
