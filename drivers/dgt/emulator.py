@@ -8,7 +8,7 @@ The emulator builds every frame from its own tables below, each citing the secti
 cannot share a bug.
 
 Layout follows pyatv's fake devices: a *State* (:class:`_Clock`, :class:`_Eeprom` and the piece
-codes), a *Service* (the pty: ``os.openpty`` + ``tty.setraw``, read through ``loop.add_reader``)
+codes), a *Service* (the pty, :class:`drivers._pty.PtyDevice`, shared by every serial emulator)
 and the *UseCases* (the public methods of :class:`DgtEmulator`).
 
 Behaviour in brief (§1.2): power-up in bus mode, silent; any single-board command switches to IDLE
@@ -21,13 +21,8 @@ time scaled by ``speed``; the side whose lever is high runs (§1.7).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import math
-import os
-import shutil
-import tempfile
 import time
-import tty
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,6 +30,8 @@ from types import TracebackType
 from typing import Final, Literal, Self
 
 import chess
+
+from drivers._pty import PtyDevice
 
 Side = Literal["left", "right"]
 Mode = Literal["bus", "idle", "update_board", "update", "update_nice"]
@@ -348,8 +345,6 @@ class DgtEmulator:
         self.clock_text: str | None = None
         self.clock_display: bytes | None = None  # last DISPLAY (7-segment) payload
         self.clock_beeps: list[int] = []  # BEEP durations, 64 ms units
-        self.last_write_at: float | None = None
-        self.on_write: Callable[[bytes, float], None] | None = None
         self._rotated = rotated
         self._speed = speed
         self._serial = serial
@@ -362,12 +357,7 @@ class DgtEmulator:
         codes = _codes_for(board_fen)
         self._codes = bytearray(codes[::-1] if rotated else codes)
         self._begin_tagged: bytes | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._dir: str | None = None
-        self._master: int | None = None
-        self._slave: int | None = None
-        self._device: str | None = None
-        self._out = bytearray()
+        self._port = PtyDevice("dgt", self._on_host_bytes)
         self._splitter = _CommandSplitter()
         self._tick_handle: asyncio.TimerHandle | None = None
         self._last_bwtime: bytes | None = None
@@ -379,21 +369,12 @@ class DgtEmulator:
 
     async def start(self) -> None:
         """Create the pty and the stable symlink :attr:`path`; the board is plugged in."""
-        if self._loop is not None:
-            raise RuntimeError("emulator already started")
-        self._loop = asyncio.get_running_loop()
-        self._dir = tempfile.mkdtemp(prefix="dgt-emulator-")
-        self._open_pty()
+        await self._port.start()
 
     async def stop(self) -> None:
         """Close the pty and remove the symlink and its directory."""
-        if self._loop is None:
-            return
-        self._close_pty()
-        if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
-        self._dir = None
-        self._loop = None
+        self._cancel_tick()
+        await self._port.stop()
 
     async def __aenter__(self) -> Self:
         await self.start()
@@ -415,9 +396,21 @@ class DgtEmulator:
     @property
     def path(self) -> str:
         """Stable device path (a symlink re-pointed on every plug) for the host to open."""
-        if self._dir is None:
-            raise RuntimeError("emulator not started")
-        return os.path.join(self._dir, "dgt")
+        return self._port.path
+
+    @property
+    def on_write(self) -> Callable[[bytes, float], None] | None:
+        """Called with each chunk the host could read, and the loop time it was written."""
+        return self._port.on_write
+
+    @on_write.setter
+    def on_write(self, callback: Callable[[bytes, float], None] | None) -> None:
+        self._port.on_write = callback
+
+    @property
+    def last_write_at(self) -> float | None:
+        """Loop time of the last bytes written to the host."""
+        return self._port.last_write_at
 
     @property
     def mode(self) -> str:
@@ -427,29 +420,29 @@ class DgtEmulator:
     @property
     def device(self) -> str | None:
         """The raw pty slave name while plugged in (it may change across plug cycles)."""
-        return self._device
+        return self._port.device
 
     @property
     def is_started(self) -> bool:
         """True between :meth:`start` and :meth:`stop`."""
-        return self._loop is not None
+        return self._port.is_started
 
     @property
     def is_plugged(self) -> bool:
         """True while the pty exists."""
-        return self._master is not None
+        return self._port.is_plugged
 
     async def unplug(self) -> None:
         """Pull the cable: the pty closes, the host's reads fail and :attr:`path` disappears."""
-        self._close_pty()
+        self._cancel_tick()
+        self._port.unplug()
 
     async def plug(self) -> None:
         """Plug back in on a new pty; the board restarts in bus mode, the host must set it up."""
-        if self._loop is None:
-            raise RuntimeError("emulator not started")
-        if self._master is None:
+        if not self._port.is_plugged:
             self._mode = "bus"
-            self._open_pty()
+            self._splitter.reset()
+        self._port.plug()
 
     # --- physical use cases ---------------------------------------------------------------------
 
@@ -703,10 +696,9 @@ class DgtEmulator:
 
     def _tick(self) -> None:
         """Stream BWTIME per §1.2 and re-arm for the next display change or UPDATE period."""
-        if self._tick_handle is not None:
-            self._tick_handle.cancel()
-            self._tick_handle = None
-        if self._loop is None or self._master is None:
+        self._cancel_tick()
+        loop = self._port.loop
+        if loop is None or not self._port.is_plugged:
             return
         if self._mode not in ("update", "update_nice"):
             return
@@ -728,53 +720,16 @@ class DgtEmulator:
         if self._clock is not None and (change := self._clock.next_change_in()) is not None:
             delays.append(change)
         if delays:
-            self._tick_handle = self._loop.call_later(max(0.0, min(delays)), self._tick)
+            self._tick_handle = loop.call_later(max(0.0, min(delays)), self._tick)
 
-    # --- the pty service ------------------------------------------------------------------------
+    # --- the host's bytes ---------------------------------------------------------------------
 
-    def _open_pty(self) -> None:
-        assert self._loop is not None
-        assert self._dir is not None
-        master, slave = os.openpty()
-        tty.setraw(slave)
-        os.set_blocking(master, False)
-        self._master, self._slave = master, slave
-        self._device = os.ttyname(slave)
-        link = os.path.join(self._dir, "dgt")
-        staging = link + ".new"
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(staging)
-        os.symlink(self._device, staging)
-        os.replace(staging, link)
-        self._splitter.reset()
-        self._loop.add_reader(master, self._on_readable)
-
-    def _close_pty(self) -> None:
+    def _cancel_tick(self) -> None:
         if self._tick_handle is not None:
             self._tick_handle.cancel()
             self._tick_handle = None
-        if self._master is not None and self._loop is not None:
-            self._loop.remove_reader(self._master)
-            self._loop.remove_writer(self._master)
-        for fd in (self._master, self._slave):
-            if fd is not None:
-                os.close(fd)
-        self._master = self._slave = self._device = None
-        self._out.clear()
-        if self._dir is not None:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(os.path.join(self._dir, "dgt"))
 
-    def _on_readable(self) -> None:
-        if self._master is None:
-            return
-        try:
-            data = os.read(self._master, 4096)
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError:
-            return  # EIO: no process has the slave open; nothing to read
-        now = time.monotonic()
+    def _on_host_bytes(self, data: bytes, now: float) -> None:
         for command in self._splitter.feed(data, now):
             self.received.append(command)
             if len(self.received) > _RECEIVED_LIMIT:
@@ -782,33 +737,7 @@ class DgtEmulator:
             self._execute(command)
 
     def _send(self, data: bytes) -> None:
-        if self._master is None:
-            return  # unplugged: the bytes go nowhere
-        if len(self._out) + len(data) > 1 << 20:
-            return  # the host stopped reading long ago; a UART would drop these too
-        self._out += data
-        self._flush()
-
-    def _flush(self) -> None:
-        assert self._loop is not None
-        while self._out and self._master is not None:
-            try:
-                written = os.write(self._master, self._out)
-            except (BlockingIOError, InterruptedError):
-                break
-            except OSError:
-                self._out.clear()
-                break
-            chunk = bytes(self._out[:written])
-            del self._out[:written]
-            self.last_write_at = self._loop.time()
-            if self.on_write is not None:
-                self.on_write(chunk, self.last_write_at)
-        if self._master is not None:
-            if self._out:
-                self._loop.add_writer(self._master, self._flush)
-            else:
-                self._loop.remove_writer(self._master)
+        self._port.send(data)
 
     # --- square mapping -------------------------------------------------------------------------
 

@@ -18,12 +18,10 @@ import logging
 from collections.abc import Sequence
 from typing import Final
 
-import serial
-import serial_asyncio_fast
-
+from drivers import _serial
+from drivers._serial import SerialPort
 from drivers.dgt import codec, memory
 from drivers.dgt.events import ClockAck, DgtEvent, StoredChange, StoredClockTime, StoredMarker
-from drivers.errors import BoardNotFoundError, LinkLostError, NotABoardError
 from drivers.events import BoardInfo, BoardSnapshot, Occupant, merge_info
 from drivers.link import (
     BatteryGauge,
@@ -72,10 +70,8 @@ class DgtSerialLink:
         self._keepalive = keepalive
         self._dead_after = dead_after
         self.codec = codec.DgtCodec()
-        self._reader: asyncio.StreamReader | None = None
-        self._writer: asyncio.StreamWriter | None = None
+        self._port: SerialPort | None = None
         self._info = BoardInfo(at=0.0)
-        self._write_lock = asyncio.Lock()
         self._stored: list[DgtEvent] | None = None
         self._stored_arrived = asyncio.Event()
 
@@ -138,90 +134,55 @@ class DgtSerialLink:
 
     async def open(self) -> None:
         """Open the port and check that a DGT board answers; raise a ``LinkError`` if not."""
-        try:
-            self._reader, self._writer = await serial_asyncio_fast.open_serial_connection(
-                url=self.path, baudrate=BAUD, bytesize=8, parity="N", stopbits=1
-            )
-        except (OSError, serial.SerialException) as exc:
-            raise BoardNotFoundError(
-                self.path,
-                f"cannot open board at {self.path}: {_reason(exc)}; check that the board is "
-                "plugged in and the path is right (e.g. dgt:/dev/ttyACM0)",
-            ) from exc
-        await self.send(*STARTUP)
-        try:
-            await asyncio.wait_for(self._identify(), self._identify_timeout)
-        except TimeoutError:
-            await self.close()
-            raise NotABoardError(
-                self.path,
-                f"{self.path} opened but no DGT board answered within "
-                f"{self._identify_timeout:g} s (expected a DGT e-board speaking the DGT serial "
-                "protocol at 9600 baud)",
-            ) from None
+        self._port = port = await SerialPort.open(
+            self.path, baudrate=BAUD, example="dgt:/dev/ttyACM0"
+        )
+        await port.write(*STARTUP)
+        seen: set[str] = set()
+
+        def answered(data: bytes, now: float) -> bool:
+            for event in self.codec.feed(data, now):
+                if isinstance(event, BoardInfo):
+                    if event.version is not None:
+                        seen.add("version")
+                    self._info = merge_info(self._info, event)
+                elif isinstance(event, BoardSnapshot):
+                    seen.add("board")
+                self._dispatch(event)
+            return seen == {"version", "board"}
+
+        await port.identify(
+            answered,
+            within=self._identify_timeout,
+            failure=f"{self.path} opened but no DGT board answered within "
+            f"{self._identify_timeout:g} s (expected a DGT e-board speaking the DGT serial "
+            "protocol at 9600 baud)",
+        )
 
     async def send(self, *commands: bytes) -> None:
         """Write commands to the board, in order."""
-        writer = self._writer
-        if writer is None:
-            return
-        async with self._write_lock:
-            for command in commands:
-                writer.write(command)
-            with contextlib.suppress(OSError, serial.SerialException):
-                await writer.drain()
+        if self._port is not None:
+            await self._port.write(*commands)
 
     async def run(self) -> None:
         """Read and decode until the board goes silent or the port closes (``LinkLostError``)."""
-        reader = self._reader
-        assert reader is not None, "open() first"
-        keepalive = asyncio.create_task(self._keep_alive())
-        loop = asyncio.get_running_loop()
-        try:
-            while True:
-                try:
-                    data = await asyncio.wait_for(reader.read(4096), self._dead_after)
-                except TimeoutError:
-                    raise LinkLostError(
-                        self.path, f"board at {self.path} silent for {self._dead_after:g} s"
-                    ) from None
-                except (OSError, serial.SerialException) as exc:
-                    raise LinkLostError(
-                        self.path, f"board at {self.path} lost: {_reason(exc)}"
-                    ) from exc
-                if not data:
-                    raise LinkLostError(self.path, f"board at {self.path} closed the connection")
-                for event in self.codec.feed(data, loop.time()):
-                    self._dispatch(event)
-        finally:
-            keepalive.cancel()
-            await self.close()
+        port = self._port
+        assert port is not None, "open() first"
+        await port.pump(
+            self._feed,
+            dead_after=self._dead_after,
+            keepalive=codec.serial_number(),
+            every=self._keepalive,
+        )
 
     async def close(self) -> None:
         """Close the port (idempotent)."""
-        writer, self._writer = self._writer, None
-        if writer is not None:
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
+        if self._port is not None:
+            await self._port.close()
 
-    async def _identify(self) -> None:
-        """Read until the board has answered with its version and its full board."""
-        reader = self._reader
-        assert reader is not None
-        loop = asyncio.get_running_loop()
-        seen_version = seen_board = False
-        while not (seen_version and seen_board):
-            data = await reader.read(4096)
-            if not data:
-                raise LinkLostError(self.path, f"board at {self.path} closed the connection")
-            for event in self.codec.feed(data, loop.time()):
-                if isinstance(event, BoardInfo):
-                    seen_version = seen_version or event.version is not None
-                    self._info = merge_info(self._info, event)
-                elif isinstance(event, BoardSnapshot):
-                    seen_board = True
-                self._dispatch(event)
+    def _feed(self, data: bytes, now: float) -> None:
+        for event in self.codec.feed(data, now):
+            self._dispatch(event)
 
     def _dispatch(self, event: DgtEvent) -> None:
         """Generic events to the callback; the stored log to :meth:`recall`; acks nowhere."""
@@ -234,20 +195,31 @@ class DgtSerialLink:
         elif not isinstance(event, ClockAck):
             self._on_event(event)
 
-    async def _keep_alive(self) -> None:
-        while True:
-            await asyncio.sleep(self._keepalive)
-            await self.send(codec.serial_number())
-
-
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, FileNotFoundError) or "No such file" in str(exc):
-        return "no such device"
-    if isinstance(exc, PermissionError) or "Permission denied" in str(exc):
-        return "permission denied (is the user in the dialout group?)"
-    return str(exc) or type(exc).__name__
-
 
 def create(path: str, on_event: EventCallback, settings: LinkSettings | None = None) -> BoardLink:
     """The registry's factory (``drivers.create_link``): a DGT board on the port at ``path``."""
     return DgtSerialLink(path, on_event)
+
+
+async def probe(path: str, within: float = 1.5) -> BoardInfo | None:
+    """Whether a DGT board answers at ``path`` (for ``chessbridge scan``): its identity.
+
+    Sends only the reset (leaving bus mode), version and serial number requests.
+    """
+    dgt = codec.DgtCodec()
+    info = BoardInfo(at=0.0)
+
+    def identity(data: bytes, now: float) -> BoardInfo | None:
+        nonlocal info
+        for event in dgt.feed(data, now):
+            if isinstance(event, BoardInfo):
+                info = merge_info(info, event)
+        return info if info.version is not None and info.serial is not None else None
+
+    return await _serial.probe(
+        path,
+        baudrate=BAUD,
+        send=(codec.reset(), codec.version(), codec.serial_number()),
+        identity=identity,
+        within=within,
+    )

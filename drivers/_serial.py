@@ -1,0 +1,186 @@
+"""A serial port for a board link: the I/O every serial family shares.
+
+Opening with one clear line when the port cannot be had, writes kept in order, reads that end
+in ``LinkLostError`` when the board goes silent or away, the identification of a board that
+has just been opened, and the probe ``chessbridge scan`` uses. The families' links
+(``drivers/*/link.py``) add only their commands and their codec.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Sequence
+from typing import Final, Self
+
+import serial
+import serial_asyncio_fast
+
+from drivers.errors import BoardNotFoundError, LinkLostError, NotABoardError
+from drivers.events import BoardInfo
+
+READ_SIZE: Final = 4096
+
+Feed = Callable[[bytes, float], None]
+"""Takes the bytes read and the loop time they arrived at."""
+
+
+class SerialPort:
+    """One open serial port to a board (or a pseudo-terminal standing in for one)."""
+
+    def __init__(
+        self, path: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        self.path = path
+        self._reader = reader
+        self._writer: asyncio.StreamWriter | None = writer
+        self._lock = asyncio.Lock()
+
+    @classmethod
+    async def open(cls, path: str, *, baudrate: int, example: str) -> Self:
+        """Open ``path`` as 8N1 at ``baudrate``.
+
+        Raises:
+            BoardNotFoundError: the port cannot be opened; the message says why and what to
+                check (``example`` shows a right board URI).
+        """
+        try:
+            reader, writer = await serial_asyncio_fast.open_serial_connection(
+                url=path, baudrate=baudrate, bytesize=8, parity="N", stopbits=1
+            )
+        except (OSError, serial.SerialException) as exc:
+            raise BoardNotFoundError(
+                path,
+                f"cannot open board at {path}: {reason(exc)}; check that the board is plugged "
+                f"in and the path is right (e.g. {example})",
+            ) from exc
+        return cls(path, reader, writer)
+
+    @property
+    def is_open(self) -> bool:
+        """False once closed."""
+        return self._writer is not None
+
+    async def write(self, *chunks: bytes) -> None:
+        """Write ``chunks`` in order, after any write in progress (a closed port: nothing)."""
+        writer = self._writer
+        if writer is None:
+            return
+        async with self._lock:
+            for chunk in chunks:
+                writer.write(chunk)
+            with contextlib.suppress(OSError, serial.SerialException):
+                await writer.drain()
+
+    async def read(self, silence: float) -> bytes:
+        """The next bytes from the board.
+
+        Raises:
+            LinkLostError: nothing came for ``silence`` seconds, the port failed (the board was
+                unplugged) or was closed.
+        """
+        try:
+            data = await asyncio.wait_for(self._reader.read(READ_SIZE), silence)
+        except TimeoutError:
+            message = f"board at {self.path} silent for {silence:g} s"
+            raise LinkLostError(self.path, message) from None
+        except (OSError, serial.SerialException) as exc:
+            raise LinkLostError(self.path, f"board at {self.path} lost: {reason(exc)}") from exc
+        if not data:
+            raise LinkLostError(self.path, f"board at {self.path} closed the connection")
+        return data
+
+    async def identify(
+        self, answered: Callable[[bytes, float], bool], *, within: float, failure: str
+    ) -> None:
+        """Read until ``answered(data, now)`` says the board has identified itself.
+
+        Raises:
+            NotABoardError: not ``within`` seconds (the port is closed then);
+                ``failure`` is the message, saying what was expected.
+            LinkLostError: the port failed meanwhile.
+        """
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout(within):
+                while not answered(await self.read(within + 1.0), loop.time()):
+                    pass
+        except TimeoutError:
+            await self.close()
+            raise NotABoardError(self.path, failure) from None
+
+    async def pump(
+        self, feed: Feed, *, dead_after: float, keepalive: bytes | None = None, every: float = 1.0
+    ) -> None:
+        """Read and ``feed`` until the link dies (``LinkLostError``) or is cancelled; then close.
+
+        With ``keepalive``, that command is written every ``every`` seconds, so that a board
+        silent for ``dead_after`` seconds is one gone, not one with nothing to say.
+        """
+        loop = asyncio.get_running_loop()
+        pinger = None if keepalive is None else asyncio.create_task(self._ping(keepalive, every))
+        try:
+            while True:
+                data = await self.read(dead_after)
+                feed(data, loop.time())
+        finally:
+            if pinger is not None:
+                pinger.cancel()
+            await self.close()
+
+    async def close(self) -> None:
+        """Close the port (idempotent)."""
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    async def _ping(self, command: bytes, every: float) -> None:
+        while True:
+            await asyncio.sleep(every)
+            await self.write(command)
+
+
+async def probe(
+    path: str,
+    *,
+    baudrate: int,
+    send: Sequence[bytes],
+    identity: Callable[[bytes, float], BoardInfo | None],
+    within: float,
+) -> BoardInfo | None:
+    """Whether a board of one family answers at ``path``: its identity, or ``None``.
+
+    Opens the port at ``baudrate``, writes ``send``, and reads until ``identity(data, now)``
+    returns what the board said of itself, for at most ``within`` seconds.
+
+    Raises:
+        BoardNotFoundError: the port cannot be opened at all.
+    """
+    port = await SerialPort.open(path, baudrate=baudrate, example=path)
+    found: list[BoardInfo] = []
+
+    def answered(data: bytes, now: float) -> bool:
+        info = identity(data, now)
+        if info is not None:
+            found.append(info)
+        return bool(found)
+
+    try:
+        await port.write(*send)
+        await port.identify(answered, within=within, failure="no answer")
+    except (NotABoardError, LinkLostError):
+        return None
+    finally:
+        await port.close()
+    return found[0]
+
+
+def reason(exc: BaseException) -> str:
+    """Why a port could not be used, in a few words a person can act on."""
+    if isinstance(exc, FileNotFoundError) or "No such file" in str(exc):
+        return "no such device"
+    if isinstance(exc, PermissionError) or "Permission denied" in str(exc):
+        return "permission denied (is the user in the dialout group?)"
+    return str(exc) or type(exc).__name__
