@@ -1,0 +1,156 @@
+"""Certabo board over a serial port (USB): the I/O shell.
+
+Opens the port at 38400 8N1 and turns the LEDs off; the board needs no command to talk: it sends
+a line of every square's tag again and again (board-protocols.md §5). The board is identified by
+its first valid line. A board that sends nothing for ``dead_after`` seconds is declared lost.
+All decoding, and the calibration that learns which piece each tag is on, is the codec's.
+
+What the codec learnt outlives the link: a board unplugged and plugged back (a new link) knows
+its pieces still. It does not outlive the process: after a restart the pieces are learnt again
+from the start position, and until then they read as pieces of unknown identity, which the
+engine names from the game.
+
+Capabilities (:mod:`drivers.link`): the LEDs (one under each square).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection
+from typing import Final
+
+import chess
+
+from drivers import _serial
+from drivers._serial import SerialPort
+from drivers.certabo import codec
+from drivers.certabo.codec import Calibrated, Calibration, CertaboCodec, CertaboEvent
+from drivers.certabo.protocol import BAUD
+from drivers.events import BoardInfo
+from drivers.link import BatteryGauge, BoardLink, BoardMemory, ClockControl, EventCallback
+
+log = logging.getLogger(__name__)
+
+MODEL: Final = "Certabo"
+"""What the board is called in its ``board`` topic (it does not name itself)."""
+
+_LEARNT: dict[str, Calibration] = {}
+"""The tags each board path has taught so far, kept across its links in this process."""
+
+
+class CertaboSerialLink:
+    """One open connection to a Certabo board; ``run()`` reads until the link dies."""
+
+    def __init__(
+        self,
+        path: str,
+        on_event: EventCallback,
+        *,
+        identify_timeout: float = 3.0,
+        dead_after: float = 4.0,
+    ) -> None:
+        self.path = path
+        self._on_event = on_event
+        self._identify_timeout = identify_timeout
+        self._dead_after = dead_after
+        self.codec = CertaboCodec(_LEARNT.get(path))
+        self._port: SerialPort | None = None
+        self._info = BoardInfo(at=0.0, trademark=MODEL)
+
+    # -- capabilities (drivers.link) ------------------------------------------------------------
+
+    @property
+    def info(self) -> BoardInfo:
+        """A Certabo board says nothing of itself: its model only."""
+        return self._info
+
+    @property
+    def memory(self) -> BoardMemory | None:
+        """A Certabo board keeps no log of its changes."""
+        return None
+
+    @property
+    def clock(self) -> ClockControl | None:
+        """No clock is attached to a Certabo board."""
+        return None
+
+    @property
+    def leds(self) -> CertaboSerialLink:
+        """A light under each square: :meth:`show`."""
+        return self
+
+    @property
+    def battery(self) -> BatteryGauge | None:
+        """Powered by its cable."""
+        return None
+
+    async def show(self, squares: Collection[chess.Square]) -> None:
+        """Light exactly ``squares`` (board frame)."""
+        if self._port is not None:
+            await self._port.write(codec.leds(squares))
+
+    # -- the connection -----------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Open the port and wait for the board's first line; raise a ``LinkError`` if none."""
+        self._port = port = await SerialPort.open(
+            self.path, baudrate=BAUD, example="certabo:/dev/ttyUSB0"
+        )
+        await port.write(codec.leds(()))
+
+        def answered(data: bytes, now: float) -> bool:
+            self._feed(data, now)
+            return self.codec.lines_read > 0
+
+        await port.identify(
+            answered,
+            within=self._identify_timeout,
+            failure=f"{self.path} opened but no Certabo board spoke within "
+            f"{self._identify_timeout:g} s (expected lines of RFID tags at 38400 baud)",
+        )
+
+    async def run(self) -> None:
+        """Read and decode until the board goes silent or the port closes (``LinkLostError``)."""
+        port = self._port
+        assert port is not None, "open() first"
+        await port.pump(self._feed, dead_after=self._dead_after)
+
+    async def close(self) -> None:
+        """Close the port (idempotent)."""
+        if self._port is not None:
+            await self._port.close()
+
+    def _feed(self, data: bytes, now: float) -> None:
+        for event in self.codec.feed(data, now):
+            self._dispatch(event)
+
+    def _dispatch(self, event: CertaboEvent) -> None:
+        if isinstance(event, Calibrated):
+            _LEARNT[self.path] = self.codec.calibration
+            log.info(
+                "%s: learnt the tags of %d pieces from the start position%s",
+                self.path,
+                event.pieces,
+                " (set up from Black's side)" if event.rotated else "",
+            )
+        else:
+            self._on_event(event)
+
+
+def create(path: str, on_event: EventCallback) -> BoardLink:
+    """The registry's factory (``drivers.create_link``): a Certabo board at ``path``."""
+    return CertaboSerialLink(path, on_event)
+
+
+async def probe(path: str, within: float = 2.5) -> BoardInfo | None:
+    """Whether a Certabo board speaks at ``path`` (for ``chessbridge scan``): its model.
+
+    Sends nothing: it listens for one line of tags (the board sends one about every second).
+    """
+    certabo = CertaboCodec()
+
+    def identity(data: bytes, now: float) -> BoardInfo | None:
+        certabo.feed(data, now)
+        return BoardInfo(at=now, trademark=MODEL) if certabo.lines_read else None
+
+    return await _serial.probe(path, baudrate=BAUD, send=(), identity=identity, within=within)
