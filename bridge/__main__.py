@@ -77,10 +77,10 @@ def _parser() -> argparse.ArgumentParser:
         help="run the daemon for one table",
         description="Read a board and publish its game over MQTT, until stopped (SIGTERM/Ctrl-C).",
         epilog=(
-            "Board URIs: dgt:/dev/ttyACM0 (DGT serial, USB or rfcomm), chessnut:ADDR, "
-            "pegasus:ADDR, millennium-ble:ADDR (Bluetooth LE: an address or advertised name; "
-            "chessbridge scan lists them). Planned: millennium:/dev/ttyUSB0, "
-            "certabo:/dev/ttyUSB0.\n"
+            "Board URIs: dgt:/dev/ttyACM0 (DGT serial, USB or rfcomm), millennium:/dev/ttyUSB0, "
+            "certabo:/dev/ttyUSB0 (serial); chessnut:ADDR, pegasus:ADDR, millennium-ble:ADDR "
+            "(Bluetooth LE: an address or advertised name). chessbridge scan lists the boards in "
+            "reach with their URIs.\n"
             "Broker credentials come from the config file ([broker] username/password) or the "
             "environment (CHESSBRIDGE_MQTT_USERNAME, CHESSBRIDGE_MQTT_PASSWORD), never from the "
             "command line."
@@ -231,11 +231,26 @@ def _parser() -> argparse.ArgumentParser:
     scan = sub.add_parser(
         "scan",
         help="the boards in reach, each with its board URI",
-        description="List the Bluetooth LE boards advertising nearby (through the system's "
-        "Bluetooth, or the virtual radio of [ble] radio / CHESSBRIDGE_BLE_RADIO), one per line: "
-        "the board URI to give run --board, the advertised name, and what it is.",
+        description="List the boards in reach, one per line: the board URI to give run --board, "
+        "the board's name, and what it said of itself. Serial boards: every serial port is asked "
+        "by each serial family in turn (certabo, millennium, dgt); a USB one is followed by an "
+        "indented udev rule that gives it a stable name (/dev/FAMILY-board-SERIAL) for "
+        "/etc/udev/rules.d. Bluetooth LE boards: those advertising nearby (through the system's "
+        "Bluetooth, or the virtual radio of [ble] radio / CHESSBRIDGE_BLE_RADIO).",
     )
-    scan.add_argument("--timeout", type=float, default=5.0, help="seconds to listen (default 5)")
+    scan.add_argument(
+        "--timeout",
+        type=float,
+        default=5.0,
+        help="seconds to listen for Bluetooth LE boards (default 5)",
+    )
+    scan.add_argument(
+        "--port",
+        metavar="PATH",
+        action="append",
+        help="ask only this serial port (repeatable; default: every port under "
+        "/dev/serial/by-id, and the ttyACM*, ttyUSB*, rfcomm* ports none of those names)",
+    )
     scan.add_argument("--config", metavar="FILE", type=Path, help="TOML config ([ble] radio)")
     scan.set_defaults(func=_cmd_scan)
 
@@ -452,7 +467,7 @@ def _cmd_scan(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"chessbridge: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    return asyncio.run(scan(link_settings(config), args.timeout))
+    return asyncio.run(scan(link_settings(config), args.timeout, args.port))
 
 
 def _cmd_install(args: argparse.Namespace) -> int:

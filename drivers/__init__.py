@@ -9,7 +9,7 @@ and the daemon never names a family. Adding a family is a module with a
 A family also says how fast its board reports, as the engine's timing defaults for it (``dwell``
 and ``flicker``, see ``bridge/arbiter/engine.py``): a Bluetooth LE board reports at about half a
 DGT board's rate, so its pieces rest twice as long on a square they slide over, and a flicker
-lasts up to two of its scans.
+lasts up to two of its scans; a Certabo board reads the whole board about once a second.
 """
 
 from __future__ import annotations
@@ -29,6 +29,20 @@ scan, since a BLE board reports a change every 400-500 ms (board-protocols.md §
 BLE_FLICKER: Final = 0.3
 """Flicker for Bluetooth LE boards: a badly placed piece reads empty for one scan, twice as long
 as on a DGT board; still shorter than a deliberate lift and put-back (a third of a second)."""
+
+
+CERTABO_DWELL: Final = 1.6
+"""Dwell for Certabo boards: a reading of the whole board comes about once a second (the
+vendor's own simulator; real boards' rate is unpublished), so a piece slid over a square can
+show there for a whole second: 1.6 readings, as the DGT's 0.4 s is 1.6 of its scans."""
+
+CERTABO_FLICKER: Final = 1.2
+"""Flicker for Certabo boards: a tag missed in one reading reads empty for a whole second."""
+
+# A Millennium board scans every 41 ms (its link sets that), faster than a DGT board: a flicker
+# lasts less than the engine's 0.15 s, and the dwell is bound by the hand, not the scan (a slid
+# piece is seen on each square for as long as the hand lingers there), so the engine's defaults
+# fit it.
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +92,12 @@ FAMILIES: Final[Mapping[str, Family]] = MappingProxyType(
                 dwell=BLE_DWELL,
                 flicker=BLE_FLICKER,
             ),
-            Family("millennium", "Millennium ChessLink over USB serial (a device path)", None),
+            Family(
+                "millennium",
+                "Millennium ChessLink over USB serial (a device path)",
+                "drivers.millennium.link",
+                emulator="drivers.millennium.emulator:MillenniumEmulator",
+            ),
             Family(
                 "millennium-ble",
                 "Millennium ChessLink over Bluetooth LE (an address or advertised name)",
@@ -88,7 +107,14 @@ FAMILIES: Final[Mapping[str, Family]] = MappingProxyType(
                 dwell=BLE_DWELL,
                 flicker=BLE_FLICKER,
             ),
-            Family("certabo", "Certabo over USB serial (a device path)", None),
+            Family(
+                "certabo",
+                "Certabo over USB serial (a device path)",
+                "drivers.certabo.link",
+                emulator="drivers.certabo.emulator:CertaboEmulator",
+                dwell=CERTABO_DWELL,
+                flicker=CERTABO_FLICKER,
+            ),
         )
     }
 )

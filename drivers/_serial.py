@@ -38,7 +38,8 @@ class SerialPort:
 
     @classmethod
     async def open(cls, path: str, *, baudrate: int, example: str) -> Self:
-        """Open ``path`` as 8N1 at ``baudrate``.
+        """Open ``path`` as 8N1 at ``baudrate``, locked against other programs opening it too
+        (two readers of one port would each get half of the board's bytes).
 
         Raises:
             BoardNotFoundError: the port cannot be opened; the message says why and what to
@@ -46,14 +47,16 @@ class SerialPort:
         """
         try:
             reader, writer = await serial_asyncio_fast.open_serial_connection(
-                url=path, baudrate=baudrate, bytesize=8, parity="N", stopbits=1
+                url=path, baudrate=baudrate, bytesize=8, parity="N", stopbits=1, exclusive=True
             )
         except (OSError, serial.SerialException) as exc:
-            raise BoardNotFoundError(
-                path,
-                f"cannot open board at {path}: {reason(exc)}; check that the board is plugged "
-                f"in and the path is right (e.g. {example})",
-            ) from exc
+            why = reason(exc)
+            advice = (
+                "stop it first"
+                if why.startswith("in use")
+                else f"check that the board is plugged in and the path is right (e.g. {example})"
+            )
+            raise BoardNotFoundError(path, f"cannot open board at {path}: {why}; {advice}") from exc
         return cls(path, reader, writer)
 
     @property
@@ -183,4 +186,6 @@ def reason(exc: BaseException) -> str:
         return "no such device"
     if isinstance(exc, PermissionError) or "Permission denied" in str(exc):
         return "permission denied (is the user in the dialout group?)"
+    if "exclusively lock" in str(exc):
+        return "in use by another program (is another chessbridge reading this board?)"
     return str(exc) or type(exc).__name__

@@ -7,6 +7,10 @@ reading becomes a :class:`~drivers.events.BoardSnapshot`, and each later one the
 changed. Within one reading the squares emptied come first, then those newly occupied or
 holding another piece, each group in square order: a hand lifts before it places, and a piece
 lifted and put down elsewhere between two scans reads as that lift, then that place.
+
+Which of two pieces lifted between the same two readings went first, no reading can say. A
+king is reported first: that is the lawful order of castling, so that a board too slow to see
+the order never has a player accused of touching the rook before the king (Art. 4.4).
 """
 
 from __future__ import annotations
@@ -45,11 +49,17 @@ class Readings:
         if last == reading:
             return []
         changed = [sq for sq in chess.SQUARES if last[sq] != reading[sq]]
-        events: list[ReadingEvent] = [
-            SquareEmptied(square=sq, at=at) for sq in changed if reading[sq] is None
-        ]
+        lifted = sorted(
+            (sq for sq in changed if reading[sq] is None),
+            key=lambda sq: (not _is_king(last[sq]), sq),
+        )
+        events: list[ReadingEvent] = [SquareEmptied(square=sq, at=at) for sq in lifted]
         for sq in changed:
             occupant = reading[sq]
             if occupant is not None:
                 events.append(SquareOccupied(square=sq, piece=occupant, at=at))
         return events
+
+
+def _is_king(occupant: Occupant | None) -> bool:
+    return isinstance(occupant, chess.Piece) and occupant.piece_type == chess.KING

@@ -268,6 +268,10 @@ class Arbiter:
             illegal_moves=(self.illegal_counts[chess.WHITE], self.illegal_counts[chess.BLACK]),
         )
 
+    def differing(self) -> frozenset[chess.Square]:
+        """The squares (player's frame) where the board differs from the game now."""
+        return frozenset(self._diff)
+
     def physical(self) -> list[chess.Piece | None]:
         """What the sensors say stands on each square now (player's frame)."""
         return list(self._physical)

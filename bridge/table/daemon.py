@@ -28,17 +28,18 @@ import msgspec
 from bridge import __version__
 from bridge.arbiter import rules
 from bridge.arbiter.engine import Arbiter, EngineConfig, GameSnapshot
-from bridge.arbiter.facts import AlertRaised, Fact, MovePlayed, TouchReported
+from bridge.arbiter.facts import Fact, MovePlayed, TouchReported
 from bridge.mqtt.outbox import Outbox
 from bridge.mqtt.publisher import Publisher
 from bridge.table import sdnotify
+from bridge.table.lights import SquareLights
 from bridge.table.supervisor import BoardSupervisor
 from bridge.wire import commands, discovery, payloads
 from bridge.wire.config import Config, link_settings
 from drivers import FAMILIES, BoardUri, create_link
 from drivers.errors import LinkError
 from drivers.events import BoardEvent, BoardSnapshot, ClockSide, Occupant
-from drivers.link import SquareChange
+from drivers.link import LedDisplay, SquareChange
 
 log = logging.getLogger("chessbridge")
 
@@ -47,9 +48,6 @@ GAME_KEY: Final = "game"
 
 GAME_DELAY: Final = 0.02
 """Seconds the retained ``game`` waits after the events that changed it (they go first)."""
-
-LIGHT_ALERTS: Final = frozenset({"board_mismatch", "displaced_pieces", "illegal_move"})
-"""Alerts whose squares a board with lights shows: where the position must be put right."""
 
 CHECKPOINT_EVERY: Final = 10.0
 """Seconds between outbox checkpoints (the WAL is not checkpointed inside commits)."""
@@ -114,10 +112,10 @@ class TableDaemon:
         )
         self.first_open = self.board.first_open
         self._shown_rotated = False
+        self.lights = SquareLights()
         self._game_due = False
         self._last_seq = self.outbox.last_seq
         self._timer: asyncio.TimerHandle | None = None
-        self._led_tasks: set[asyncio.Task[None]] = set()
 
     # -- running ----------------------------------------------------------------------------
 
@@ -189,6 +187,9 @@ class TableDaemon:
         board = self.board
         sdnotify.status(f"board {board.state}" + (f": {board.error}" if board.error else ""))
         self._publish_board()
+        if board.state != "connected":
+            self.lights.forget()
+        self.lights.update(self.arbiter, (), self._leds())
 
     def last_seen(self) -> Sequence[Occupant | None]:
         """The board as the engine last saw it (board frame)."""
@@ -204,7 +205,6 @@ class TableDaemon:
         self._emit(self.arbiter.handle_timer(asyncio.get_running_loop().time()))
 
     def _emit(self, facts: list[Fact]) -> None:
-        self._light(facts)
         game_changed = False
         touches = self.options.config.engine.touch_events
         for fact in facts:
@@ -226,29 +226,11 @@ class TableDaemon:
         if self.arbiter.rotated != self._shown_rotated and self.board.state == "connected":
             self._publish_board()
         self._arm_timer()
+        self.lights.update(self.arbiter, facts, self._leds())
 
-    def _light(self, facts: list[Fact]) -> None:
-        """On a board with lights: the last move's squares, or the squares an alert asks to fix."""
+    def _leds(self) -> LedDisplay | None:
         link = self.board.link
-        leds = None if link is None or self.board.state != "connected" else link.leds
-        if leds is None:
-            return
-        squares: list[chess.Square] | None = None
-        for fact in facts:
-            if isinstance(fact, MovePlayed):
-                squares = [fact.move.from_square, fact.move.to_square]
-            elif isinstance(fact, AlertRaised) and fact.kind in LIGHT_ALERTS:
-                names = fact.details.get("squares")
-                if isinstance(names, list):
-                    squares = [chess.parse_square(name) for name in names]
-        if squares is None:
-            return
-        rotated = self.arbiter.rotated
-        task = asyncio.get_running_loop().create_task(
-            leds.show([63 - sq if rotated else sq for sq in squares])
-        )
-        self._led_tasks.add(task)  # the link serialises its writes in this order
-        task.add_done_callback(self._led_tasks.discard)
+        return None if link is None or self.board.state != "connected" else link.leds
 
     def _flush_game(self) -> None:
         if self._game_due:
@@ -393,6 +375,7 @@ class TableDaemon:
             self._save_game()
             self._publish_game()
             self._arm_timer()
+            self.lights.update(self.arbiter, (), self._leds())
         if outcome.replay_from is not None:
             outcome = outcome.with_data(**self._replay(outcome.replay_from))
         log.info("%s %s: %s", command, outcome.response.status, outcome.response.error or "done")

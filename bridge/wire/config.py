@@ -139,8 +139,8 @@ def decode(raw: bytes, source: str = "config") -> Config:
     engine = config.engine
     if engine.dwell is not None and not 0 <= engine.dwell <= 5:
         raise ConfigError(f"{source}: engine.dwell must be between 0 and 5 seconds")
-    if engine.flicker is not None and not 0 <= engine.flicker <= 1:
-        raise ConfigError(f"{source}: engine.flicker must be between 0 and 1 second")
+    if engine.flicker is not None and not 0 <= engine.flicker <= 2:
+        raise ConfigError(f"{source}: engine.flicker must be between 0 and 2 seconds")
     if not 1 <= config.ble.scan_timeout <= 120:
         raise ConfigError(f"{source}: ble.scan_timeout must be between 1 and 120 seconds")
     if config.rules is not None:

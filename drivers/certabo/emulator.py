@@ -65,6 +65,8 @@ class CertaboEmulator:
             raise ValueError(f"speed and interval must be positive: {speed!r}, {interval!r}")
         self.leds = bytes(_LED_FRAME)
         """The last LED frame the host sent."""
+        self.led_frames = 0
+        """How many LED frames the host sent."""
         self._period = interval / speed
         self._rotated = rotated
         self._noise = noise
@@ -226,16 +228,17 @@ class CertaboEmulator:
         return tags
 
     def _on_host_bytes(self, data: bytes, now: float) -> None:
-        """§5: the host sends 8-byte LED frames; like the vendor's simulator, whatever follows
-        a whole frame in the same read is flushed."""
+        """§5: the host sends 8-byte LED frames. The vendor's simulator throws away whatever
+        arrives with a frame; this board takes every whole frame, in order (the last one
+        stands), so that a test machine slow to read cannot lose one."""
         if self._partial and now - self._partial_since > _STALE_PARTIAL_FRAME:
             self._partial = b""
         if not self._partial:
             self._partial_since = now
         self._partial += data
-        if len(self._partial) >= _LED_FRAME:
-            self.leds = self._partial[:_LED_FRAME]
-            self._partial = b""
+        while len(self._partial) >= _LED_FRAME:
+            self.leds, self._partial = self._partial[:_LED_FRAME], self._partial[_LED_FRAME:]
+            self.led_frames += 1
 
     # --- square mapping -------------------------------------------------------------------------
 

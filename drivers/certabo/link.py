@@ -2,8 +2,9 @@
 
 Opens the port at 38400 8N1 and turns the LEDs off; the board needs no command to talk: it sends
 a line of every square's tag again and again (board-protocols.md §5). The board is identified by
-its first valid line. A board that sends nothing for ``dead_after`` seconds is declared lost.
-All decoding, and the calibration that learns which piece each tag is on, is the codec's.
+its whole board: two lines, the first being what the second is checked against (and what
+calibration needs read twice). A board that sends nothing for ``dead_after`` seconds is declared
+lost. All decoding, and the calibration that learns which piece each tag is on, is the codec's.
 
 What the codec learnt outlives the link: a board unplugged and plugged back (a new link) knows
 its pieces still. It does not outlive the process: after a restart the pieces are learnt again
@@ -15,6 +16,7 @@ Capabilities (:mod:`drivers.link`): the LEDs (one under each square).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Collection
 from typing import Final
@@ -26,13 +28,24 @@ from drivers._serial import SerialPort
 from drivers.certabo import codec
 from drivers.certabo.codec import Calibrated, Calibration, CertaboCodec, CertaboEvent
 from drivers.certabo.protocol import BAUD
-from drivers.events import BoardInfo
-from drivers.link import BatteryGauge, BoardLink, BoardMemory, ClockControl, EventCallback
+from drivers.events import BoardInfo, BoardSnapshot
+from drivers.link import (
+    BatteryGauge,
+    BoardLink,
+    BoardMemory,
+    ClockControl,
+    EventCallback,
+    LinkSettings,
+)
 
 log = logging.getLogger(__name__)
 
 MODEL: Final = "Certabo"
 """What the board is called in its ``board`` topic (it does not name itself)."""
+
+LED_GAP: Final = 0.2
+"""Seconds between two LED frames. The vendor's simulator reads a frame once 8 bytes are in and
+throws away whatever came with them: frames sent back to back could lose the second."""
 
 _LEARNT: dict[str, Calibration] = {}
 """The tags each board path has taught so far, kept across its links in this process."""
@@ -46,7 +59,7 @@ class CertaboSerialLink:
         path: str,
         on_event: EventCallback,
         *,
-        identify_timeout: float = 3.0,
+        identify_timeout: float = 4.0,
         dead_after: float = 4.0,
     ) -> None:
         self.path = path
@@ -56,6 +69,9 @@ class CertaboSerialLink:
         self.codec = CertaboCodec(_LEARNT.get(path))
         self._port: SerialPort | None = None
         self._info = BoardInfo(at=0.0, trademark=MODEL)
+        self._lights = asyncio.Lock()
+        self._lights_wanted = self._lights_sent = codec.leds(())
+        self._lights_sent_at = -LED_GAP
 
     # -- capabilities (drivers.link) ------------------------------------------------------------
 
@@ -85,22 +101,35 @@ class CertaboSerialLink:
         return None
 
     async def show(self, squares: Collection[chess.Square]) -> None:
-        """Light exactly ``squares`` (board frame)."""
-        if self._port is not None:
-            await self._port.write(codec.leds(squares))
+        """Light exactly ``squares`` (board frame): at most a frame every ``LED_GAP`` seconds,
+        the latest asked for (a frame superseded while waiting is never sent)."""
+        self._lights_wanted = codec.leds(squares)
+        loop = asyncio.get_running_loop()
+        async with self._lights:
+            if self._lights_wanted == self._lights_sent or self._port is None:
+                return
+            await asyncio.sleep(max(0.0, self._lights_sent_at + LED_GAP - loop.time()))
+            frame = self._lights_wanted
+            await self._port.write(frame)
+            self._lights_sent, self._lights_sent_at = frame, loop.time()
 
     # -- the connection -----------------------------------------------------------------------
 
     async def open(self) -> None:
-        """Open the port and wait for the board's first line; raise a ``LinkError`` if none."""
+        """Open the port and wait for the board's whole board; raise a ``LinkError`` if none."""
         self._port = port = await SerialPort.open(
             self.path, baudrate=BAUD, example="certabo:/dev/ttyUSB0"
         )
         await port.write(codec.leds(()))
 
+        seen: list[BoardSnapshot] = []
+
         def answered(data: bytes, now: float) -> bool:
-            self._feed(data, now)
-            return self.codec.lines_read > 0
+            for event in self.codec.feed(data, now):
+                if isinstance(event, BoardSnapshot):
+                    seen.append(event)
+                self._dispatch(event)
+            return bool(seen)
 
         await port.identify(
             answered,
@@ -137,7 +166,7 @@ class CertaboSerialLink:
             self._on_event(event)
 
 
-def create(path: str, on_event: EventCallback) -> BoardLink:
+def create(path: str, on_event: EventCallback, settings: LinkSettings | None = None) -> BoardLink:
     """The registry's factory (``drivers.create_link``): a Certabo board at ``path``."""
     return CertaboSerialLink(path, on_event)
 

@@ -207,7 +207,7 @@ async def probe(path: str, within: float = 1.5) -> BoardInfo | None:
     Sends only the reset (leaving bus mode), version and serial number requests.
     """
     dgt = codec.DgtCodec()
-    info = BoardInfo(at=0.0)
+    info = BoardInfo(at=0.0, trademark="DGT e-board")
 
     def identity(data: bytes, now: float) -> BoardInfo | None:
         nonlocal info

@@ -22,7 +22,14 @@ import chess
 from drivers import _serial
 from drivers._serial import SerialPort
 from drivers.events import BoardInfo, BoardSnapshot, merge_info
-from drivers.link import BatteryGauge, BoardLink, BoardMemory, ClockControl, EventCallback
+from drivers.link import (
+    BatteryGauge,
+    BoardLink,
+    BoardMemory,
+    ClockControl,
+    EventCallback,
+    LinkSettings,
+)
 from drivers.millennium import codec
 from drivers.millennium.codec import Acknowledged, MillenniumCodec, MillenniumEvent
 from drivers.millennium.protocol import BAUD
@@ -148,7 +155,7 @@ class MillenniumSerialLink:
             self._on_event(event)
 
 
-def create(path: str, on_event: EventCallback) -> BoardLink:
+def create(path: str, on_event: EventCallback, settings: LinkSettings | None = None) -> BoardLink:
     """The registry's factory (``drivers.create_link``): a Millennium board at ``path``."""
     return MillenniumSerialLink(path, on_event)
 

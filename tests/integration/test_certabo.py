@@ -145,6 +145,13 @@ async def test_the_link_learns_the_pieces_reports_moves_and_keeps_them_across_a_
             ] == [("SquareEmptied", "g1"), ("SquareOccupied", "f3")]
             await link.show({chess.G1, chess.F3})
             await until(lambda: emu.lit == {"g1", "f3"})
+            # Frames are paced; those superseded while waiting for their turn are never sent.
+            frames = emu.led_frames
+            await asyncio.gather(
+                link.show({chess.A1}), link.show({chess.B1}), link.show({chess.C1})
+            )
+            await until(lambda: emu.lit == {"c1"})
+            assert emu.led_frames - frames == 1, "a1 and b1 were superseded while waiting"
             await emu.unplug()
             with pytest.raises(LinkLostError):
                 await asyncio.wait_for(runner, DEADLINE)

@@ -82,7 +82,7 @@ def test_the_radio_comes_from_the_config_or_the_environment() -> None:
 @pytest.mark.parametrize(
     ("toml", "message"),
     [
-        ("[engine]\nflicker = 2.0\n", "engine.flicker"),
+        ("[engine]\nflicker = 2.5\n", "engine.flicker"),
         ("[ble]\nscan_timeout = 0\n", "ble.scan_timeout"),
         ("[ble]\nantenna = 1\n", "antenna"),
     ],

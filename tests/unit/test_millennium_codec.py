@@ -195,3 +195,14 @@ def test_the_led_command_lights_the_corners_of_each_square() -> None:
     assert lit == set(codec.led_indices(chess.E2)) | set(codec.led_indices(chess.E4))
     assert set(codes) == {"FF", "00"}
     assert len(sent) == 1 + 2 + 162 + 2
+
+
+def test_a_king_and_a_rook_lifted_in_one_reading_come_king_first() -> None:
+    # Which went first no reading can say: the lawful order of castling (Art. 4.4) is assumed.
+    mill = MillenniumCodec()
+    mill.feed(status(START), AT)
+    lifted = START.copy()
+    lifted.remove_piece_at(chess.A1)
+    lifted.remove_piece_at(chess.E1)
+    events = mill.feed(status(lifted), AT + 1)
+    assert [e.square for e in events if isinstance(e, SquareEmptied)] == [chess.E1, chess.A1]

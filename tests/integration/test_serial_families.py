@@ -1,0 +1,201 @@
+"""End to end for the serial families beyond DGT: an emulated Millennium or Certabo board on a
+pty → ``chessbridge run`` (a subprocess) → a real Mosquitto, judged over MQTT as an outside
+consumer would. Each plays Morphy's Opera Game by hand with the cable pulled and put back in the
+middle, and the board's lights are checked for the last move and, after a mismatch, for the
+squares to put right.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import signal
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Final
+
+import chess
+import pytest
+
+from bridge.demo.game import OPERA_GAME, perform
+from drivers import create_link, parse_board_uri
+from drivers.certabo.emulator import CertaboEmulator
+from drivers.choreography import Style
+from drivers.millennium.emulator import MillenniumEmulator
+from tests.conftest import Mosquitto, Subscribe, Subscription
+from tests.integration.test_end_to_end import daemon, payloads_on
+
+pytestmark = [pytest.mark.pty, pytest.mark.mosquitto]
+
+SPEED: Final = 8.0
+"""Hands move this many times faster than people's."""
+GAME: Final = OPERA_GAME.moves.split()
+UNPLUGGED_AT: Final = 14
+"""Plies played before the cable is pulled; the next ply is made on the unplugged board."""
+WAIT: Final = 15.0
+CERTABO_LINE: Final = 0.1
+"""Seconds between the emulated Certabo's lines: ten times a real board's pace, so the dwell
+and flicker are set to match in the config (the family's own are for a line a second)."""
+
+Emulator = MillenniumEmulator | CertaboEmulator
+
+
+@asynccontextmanager
+async def table(
+    family: str, sub_broker: Mosquitto, table_id: str, tmp_path: Path
+) -> AsyncIterator[tuple[Emulator, list[str]]]:
+    emu: Emulator
+    extra: list[str] = []
+    if family == "millennium":
+        emu = MillenniumEmulator()
+    else:
+        emu = CertaboEmulator(interval=CERTABO_LINE)
+        config = tmp_path / "certabo.toml"
+        config.write_text("[engine]\ndwell = 0.3\nflicker = 0.15\n")
+        extra = ["--config", str(config)]
+    async with emu:
+        yield emu, extra
+
+
+def moves(sub: Subscription) -> list[dict[str, Any]]:
+    unique: dict[tuple[int, int], dict[str, Any]] = {}
+    for payload in payloads_on(sub, "event/move"):
+        unique.setdefault((payload["epoch"], payload["seq"]), payload)
+    return [p["data"] for p in unique.values()]
+
+
+def board_states(sub: Subscription) -> list[str]:
+    out: list[str] = []
+    for payload in payloads_on(sub, "board"):
+        if not out or out[-1] != payload["data"]["state"]:
+            out.append(payload["data"]["state"])
+    return out
+
+
+async def play_to(emu: Emulator, board: chess.Board, rng: random.Random, plies: int) -> None:
+    while board.ply() < plies:
+        move = board.parse_san(GAME[board.ply()])
+        await perform(emu, board, move, rng.choice(list(Style)), rng, SPEED)
+        board.push(move)
+
+
+async def until(condition: Any) -> None:  # a zero-argument predicate
+    async with asyncio.timeout(WAIT):
+        while not condition():  # noqa: ASYNC110  # polls emulator state; there is no event to await
+            await asyncio.sleep(0.01)
+
+
+@pytest.mark.parametrize("family", ["millennium", "certabo"])
+async def test_a_whole_game_with_the_cable_pulled_in_the_middle(
+    family: str, mosquitto: Mosquitto, mqtt_subscribe: Subscribe, table_id: str, tmp_path: Path
+) -> None:
+    rng = random.Random(9)
+    board = chess.Board()
+    async with (
+        table(family, mosquitto, table_id, tmp_path) as (emu, extra),
+        mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/#") as sub,
+        daemon(f"{family}:{emu.path}", table_id, mosquitto.url, tmp_path / "state", *extra),
+    ):
+        await sub.wait_for(lambda _: "connected" in board_states(sub), within=WAIT)
+        for ply in range(1, UNPLUGGED_AT + 1):
+            await play_to(emu, board, rng, ply)
+            await sub.wait_for(lambda _, n=ply: len(moves(sub)) >= n, within=WAIT)  # type: ignore[misc]
+        last = board.peek()
+        await until(
+            lambda: (
+                emu.lit >= {chess.square_name(last.from_square), chess.square_name(last.to_square)}
+            )
+        )
+
+        await emu.unplug()
+        await sub.wait_for(lambda _: board_states(sub)[-1] == "disconnected", within=WAIT)
+        await play_to(emu, board, rng, UNPLUGGED_AT + 1)  # nobody listening
+        await emu.plug()
+        await sub.wait_for(lambda _: board_states(sub)[-1] == "connected", within=WAIT)
+        await sub.wait_for(lambda _: len(moves(sub)) > UNPLUGGED_AT, within=WAIT)
+
+        for ply in range(UNPLUGGED_AT + 2, len(GAME) + 1):
+            await play_to(emu, board, rng, ply)
+            await sub.wait_for(lambda _, n=ply: len(moves(sub)) >= n, within=WAIT)  # type: ignore[misc]
+        await sub.wait_for(lambda _: bool(sub.on("event/result")), within=WAIT)
+        await until(lambda: {"d1", "d8"} <= emu.lit)  # Rd8#, the last move
+
+    received = moves(sub)
+    assert [m["uci"] for m in received] == [m.uci() for m in board.move_stack]
+    assert [m["ply"] for m in received] == list(range(1, len(GAME) + 1))
+    assert received[UNPLUGGED_AT]["completed_by"] == "reconstructed"
+    others = received[:UNPLUGGED_AT] + received[UNPLUGGED_AT + 1 :]
+    assert {m["completed_by"] for m in others} == {"release"}, "no clock: moves end on release"
+    assert board_states(sub) == ["connected", "disconnected", "connected"]
+    retained = payloads_on(sub, "board")[-1]["data"]
+    assert retained["driver"] == family
+    assert retained["model"] == {"millennium": "Millennium ChessLink", "certabo": "Certabo"}[family]
+    assert retained["orientation"] == "normal"
+    result = payloads_on(sub, "event/result")[0]["data"]
+    assert result == {"result": "1-0", "reason": "checkmate", "article": "5.1.1"}
+    alerts = [a["data"] for a in payloads_on(sub, "event/alert")]
+    assert alerts == [], "a game played cleanly raises no alert"
+
+
+@pytest.mark.parametrize("family", ["millennium", "certabo"])
+async def test_the_lights_show_the_squares_to_put_right(
+    family: str, mosquitto: Mosquitto, mqtt_subscribe: Subscribe, table_id: str, tmp_path: Path
+) -> None:
+    rng = random.Random(3)
+    board = chess.Board()
+    async with (
+        table(family, mosquitto, table_id, tmp_path) as (emu, extra),
+        mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/#") as sub,
+        daemon(f"{family}:{emu.path}", table_id, mosquitto.url, tmp_path / "state", *extra),
+    ):
+        await sub.wait_for(lambda _: "connected" in board_states(sub), within=WAIT)
+        await play_to(emu, board, rng, 1)  # 1. e4
+        await sub.wait_for(lambda _: len(moves(sub)) >= 1, within=WAIT)
+        await until(lambda: {"e2", "e4"} <= emu.lit)
+
+        # Pieces knocked off a8 and h1 while the cable is out: no move explains the board.
+        await emu.unplug()
+        await sub.wait_for(lambda _: board_states(sub)[-1] == "disconnected", within=WAIT)
+        rook = await emu.lift("a8")
+        other_rook = await emu.lift("h1")
+        await emu.plug()
+        await sub.wait_for(lambda _: bool(payloads_on(sub, "event/alert")), within=WAIT)
+        alert = payloads_on(sub, "event/alert")[0]["data"]
+        assert alert["kind"] == "board_mismatch"
+        assert sorted(alert["details"]["squares"]) == ["a8", "h1"]
+        await until(lambda: emu.lit == {"a8", "h1"})
+
+        assert rook is not None
+        assert other_rook is not None
+        await emu.place("a8", rook)
+        await until(lambda: emu.lit == {"h1"})  # each square goes out as it is put right
+        await emu.place("h1", other_rook)
+        await until(lambda: {"e2", "e4"} <= emu.lit and "h1" not in emu.lit)
+    assert [m["uci"] for m in moves(sub)] == ["e2e4"]
+
+
+@pytest.mark.parametrize("family", ["millennium", "certabo"])
+async def test_chessbridge_emulate_serves_a_board_its_link_opens(family: str) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bridge",
+        "emulate",
+        family,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert proc.stdout is not None
+        path = (await asyncio.wait_for(proc.stdout.readline(), 15)).decode().strip()
+        link = create_link(parse_board_uri(f"{family}:{path}"), lambda _: None)
+        try:
+            await link.open()  # the family's own identification: version or whole board
+        finally:
+            await link.close()
+        assert link.info.trademark in ("Millennium ChessLink", "Certabo")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert await asyncio.wait_for(proc.wait(), 10) == 0
