@@ -108,7 +108,12 @@ class TableDaemon:
             self,
             reconnect_min=options.reconnect_min,
             reconnect_max=options.reconnect_max,
-            link_factory=functools.partial(create_link, settings=link_settings(options.config)),
+            link_factory=functools.partial(
+                create_link,
+                settings=dataclasses.replace(
+                    link_settings(options.config), state_dir=str(options.state_dir)
+                ),
+            ),
         )
         self.first_open = self.board.first_open
         self._shown_rotated = False

@@ -6,10 +6,12 @@ its whole board: two lines, the first being what the second is checked against (
 calibration needs read twice). A board that sends nothing for ``dead_after`` seconds is declared
 lost. All decoding, and the calibration that learns which piece each tag is on, is the codec's.
 
-What the codec learnt outlives the link: a board unplugged and plugged back (a new link) knows
-its pieces still. It does not outlive the process: after a restart the pieces are learnt again
-from the start position, and until then they read as pieces of unknown identity, which the
-engine names from the game.
+What the codec learnt outlives the link: it is kept in the table's state directory
+(``certabo-tags.json``), so that a board unplugged and plugged back, or a daemon restarted in the
+middle of a game, knows its pieces still, and a set learnt once tells a board set up from
+Black's side. Without a state directory (``chessbridge scan``, tests) it is kept for the process
+only; a piece whose tag is not known reads as a piece of unknown identity, which the engine
+names from the game.
 
 Capabilities (:mod:`drivers.link`): the LEDs (one under each square).
 """
@@ -17,8 +19,11 @@ Capabilities (:mod:`drivers.link`): the LEDs (one under each square).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import os
 from collections.abc import Collection
+from pathlib import Path
 from typing import Final
 
 import chess
@@ -47,8 +52,11 @@ LED_GAP: Final = 0.2
 """Seconds between two LED frames. The vendor's simulator reads a frame once 8 bytes are in and
 throws away whatever came with them: frames sent back to back could lose the second."""
 
+TAGS_FILE: Final = "certabo-tags.json"
+"""In the state directory: which piece each tag is on, ``[[[5 numbers], "P"], ...]``."""
+
 _LEARNT: dict[str, Calibration] = {}
-"""The tags each board path has taught so far, kept across its links in this process."""
+"""Without a state directory: the tags each board path has taught, for this process."""
 
 
 class CertaboSerialLink:
@@ -59,14 +67,16 @@ class CertaboSerialLink:
         path: str,
         on_event: EventCallback,
         *,
+        tags_file: Path | None = None,
         identify_timeout: float = 4.0,
         dead_after: float = 4.0,
     ) -> None:
         self.path = path
         self._on_event = on_event
+        self._tags_file = tags_file
         self._identify_timeout = identify_timeout
         self._dead_after = dead_after
-        self.codec = CertaboCodec(_LEARNT.get(path))
+        self.codec = CertaboCodec(_LEARNT.get(path) if tags_file is None else _read_tags(tags_file))
         self._port: SerialPort | None = None
         self._info = BoardInfo(at=0.0, trademark=MODEL)
         self._lights = asyncio.Lock()
@@ -120,8 +130,8 @@ class CertaboSerialLink:
         self._port = port = await SerialPort.open(
             self.path, baudrate=BAUD, example="certabo:/dev/ttyUSB0"
         )
-        await port.write(codec.leds(()))
-
+        await port.write(self._lights_sent)  # all off
+        self._lights_sent_at = asyncio.get_running_loop().time()
         seen: list[BoardSnapshot] = []
 
         def answered(data: bytes, now: float) -> bool:
@@ -155,7 +165,10 @@ class CertaboSerialLink:
 
     def _dispatch(self, event: CertaboEvent) -> None:
         if isinstance(event, Calibrated):
-            _LEARNT[self.path] = self.codec.calibration
+            if self._tags_file is None:
+                _LEARNT[self.path] = self.codec.calibration
+            else:
+                _write_tags(self._tags_file, self.codec.calibration)
             log.info(
                 "%s: learnt the tags of %d pieces from the start position%s",
                 self.path,
@@ -168,7 +181,33 @@ class CertaboSerialLink:
 
 def create(path: str, on_event: EventCallback, settings: LinkSettings | None = None) -> BoardLink:
     """The registry's factory (``drivers.create_link``): a Certabo board at ``path``."""
-    return CertaboSerialLink(path, on_event)
+    state_dir = None if settings is None else settings.state_dir
+    tags_file = None if state_dir is None else Path(state_dir) / TAGS_FILE
+    return CertaboSerialLink(path, on_event, tags_file=tags_file)
+
+
+def _read_tags(path: Path) -> Calibration | None:
+    """The tags kept in ``path``; ``None`` if there are none (a bad file is said, and ignored)."""
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8"))
+        return {
+            tuple(int(n) for n in tag): chess.Piece.from_symbol(symbol) for tag, symbol in entries
+        }
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, TypeError) as exc:
+        log.warning("%s unreadable (%s); the pieces will be learnt again", path, exc)
+        return None
+
+
+def _write_tags(path: Path, calibration: Calibration) -> None:
+    entries = [[list(tag), piece.symbol()] for tag, piece in calibration.items()]
+    staging = path.with_name(path.name + ".new")
+    try:
+        staging.write_text(json.dumps(entries), encoding="utf-8")
+        os.replace(staging, path)
+    except OSError as exc:
+        log.warning("cannot keep the learnt tags in %s (%s)", path, exc)
 
 
 async def probe(path: str, within: float = 2.5) -> BoardInfo | None:

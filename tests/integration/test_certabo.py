@@ -7,9 +7,11 @@ check the emulator. Waits poll with generous deadlines; nothing asserts a durati
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import chess
 import pytest
@@ -199,3 +201,29 @@ async def test_the_probe_hears_a_certabo_and_nothing_else() -> None:
         assert info.trademark == "Certabo"
         assert await certabo_probe(millennium.path, within=0.5) is None
         assert await certabo_probe(dgt.path, within=0.5) is None
+
+
+async def test_the_learnt_tags_are_kept_in_the_state_directory(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    tags_file = tmp_path / "certabo-tags.json"
+    async with CertaboEmulator(interval=FAST, seed=3) as emu:
+        first = CertaboSerialLink(emu.path, lambda _: None, tags_file=tags_file)
+        await first.open()
+        await first.close()
+        assert len(json.loads(tags_file.read_text())) == 32
+        await emu.lift("e2")  # no start position any more
+        await emu.place("e4", "P")
+        events: list[BoardEvent] = []
+        again = CertaboSerialLink(emu.path, events.append, tags_file=tags_file)  # a new daemon
+        await again.open()
+        await again.close()
+    (snapshot,) = [e for e in events if isinstance(e, BoardSnapshot)]
+    assert snapshot.squares[chess.E4] == chess.Piece(chess.PAWN, chess.WHITE)
+    assert UNKNOWN not in snapshot.squares
+
+    tags_file.write_text("not json")
+    with caplog.at_level("WARNING"):
+        broken = CertaboSerialLink("/dev/null", lambda _: None, tags_file=tags_file)
+    assert broken.codec.calibration == {}
+    assert "unreadable" in caplog.text

@@ -199,3 +199,66 @@ async def test_chessbridge_emulate_serves_a_board_its_link_opens(family: str) ->
     finally:
         proc.send_signal(signal.SIGINT)
         assert await asyncio.wait_for(proc.wait(), 10) == 0
+
+
+async def play_and_check_rotated(
+    emu: Emulator,
+    board_uri: str,
+    table_id: str,
+    broker: Mosquitto,
+    state: Path,
+    subscribe: Subscribe,
+) -> None:
+    """Four plies on a board set up from Black's side: the right moves, lit the right way."""
+    rng = random.Random(1)
+    board = chess.Board()
+    async with (
+        subscribe(broker, f"chessbridge/1/table/{table_id}/#") as sub,
+        daemon(board_uri, table_id, broker.url, state),
+    ):
+        # This daemon's own "connected" (a daemon before it may have left one retained).
+        await sub.wait_for(
+            lambda _: any(
+                p["data"]["state"] == "connected" and p["data"]["uri"] == board_uri
+                for p in payloads_on(sub, "board")
+            ),
+            within=WAIT,
+        )
+        for ply in range(1, 5):
+            await play_to(emu, board, rng, ply)
+            await sub.wait_for(lambda _, n=ply: len(moves(sub)) >= n, within=WAIT)  # type: ignore[misc]
+        await until(lambda: {"g8", "f6"} <= emu.lit or {"d7", "d6"} <= emu.lit)
+    assert [m["uci"] for m in moves(sub)] == [m.uci() for m in board.move_stack]
+    assert payloads_on(sub, "board")[-1]["data"]["orientation"] == "rotated"
+    assert {
+        chess.square_name(board.peek().from_square),
+        chess.square_name(board.peek().to_square),
+    } <= emu.lit
+
+
+async def test_a_millennium_board_set_up_from_blacks_side(
+    mosquitto: Mosquitto, mqtt_subscribe: Subscribe, table_id: str, tmp_path: Path
+) -> None:
+    async with MillenniumEmulator(rotated=True) as emu:
+        await play_and_check_rotated(
+            emu, f"millennium:{emu.path}", table_id, mosquitto, tmp_path / "state", mqtt_subscribe
+        )
+
+
+async def test_a_certabo_set_learnt_once_tells_a_board_set_up_from_blacks_side(
+    mosquitto: Mosquitto, mqtt_subscribe: Subscribe, table_id: str, tmp_path: Path
+) -> None:
+    state = tmp_path / "state"
+    # First the set is learnt on a board set up the usual way; the daemon keeps the tags.
+    async with (
+        CertaboEmulator(interval=CERTABO_LINE, seed=7) as emu,
+        mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/board") as sub,
+        daemon(f"certabo:{emu.path}", table_id, mosquitto.url, state),
+    ):
+        await sub.wait_for(lambda _: "connected" in board_states(sub), within=WAIT)
+    assert (state / "certabo-tags.json").exists()
+    # The same pieces (same tags) set up from Black's side, a daemon started afresh.
+    async with CertaboEmulator(interval=CERTABO_LINE, seed=7, rotated=True) as emu:
+        await play_and_check_rotated(
+            emu, f"certabo:{emu.path}", table_id, mosquitto, state, mqtt_subscribe
+        )
