@@ -22,21 +22,13 @@ from drivers.events import BoardEvent, BoardSnapshot, SquareEmptied, SquareOccup
 from drivers.millennium.emulator import MillenniumEmulator
 from drivers.millennium.link import MillenniumSerialLink
 from drivers.millennium.link import probe as millennium_probe
+from tests.chesslink import wire
 
 pytestmark = pytest.mark.pty
 
 DEADLINE = 5.0
 START_STATUS = "RNBKQBNR" + "PPPPPPPP" + "." * 32 + "pppppppp" + "rnbkqbnr"
 """§4 as observed: h1, g1, ..., a1, h2, ..., a8 on a board set up the usual way."""
-
-
-def wire(text: str) -> bytes:
-    check = 0
-    for char in text:
-        check ^= ord(char)
-    return bytes(
-        ord(c) | 0x80 if bin(ord(c)).count("1") % 2 == 0 else ord(c) for c in text + f"{check:02X}"
-    )
 
 
 REPLY_LENGTHS = {"s": 67, "v": 7, "l": 3, "x": 3, "w": 7, "r": 7}

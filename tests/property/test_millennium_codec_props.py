@@ -15,18 +15,10 @@ from drivers.events import FrameDropped
 from drivers.framing import MAX_RAW_REPORTED
 from drivers.millennium import protocol
 from drivers.millennium.codec import MillenniumCodec, MillenniumEvent
+from tests.chesslink import wire
 
 AT = 3.0
 SETTINGS = settings(max_examples=80, deadline=None)
-
-
-def wire(text: str) -> bytes:
-    check = 0
-    for char in text:
-        check ^= ord(char)
-    return bytes(
-        ord(c) | 0x80 if bin(ord(c)).count("1") % 2 == 0 else ord(c) for c in text + f"{check:02X}"
-    )
 
 
 hex2 = st.integers(0, 255).map(lambda n: f"{n:02X}")

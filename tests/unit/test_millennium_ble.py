@@ -9,17 +9,9 @@ import chess
 
 from drivers.events import BoardInfo, BoardSnapshot
 from drivers.millennium_ble.link import FAMILY, MillenniumBleCodec, leds
+from tests.chesslink import wire
 
 NOTIFY = "49535343-1e4d-4bd9-ba61-23c647249616"
-
-
-def wire(text: str) -> bytes:
-    """7-bit ASCII with odd parity in bit 7, the block check appended (§4)."""
-    check = 0
-    for char in text:
-        check ^= ord(char)
-    text += f"{check:02X}"
-    return bytes(c | (0 if c.bit_count() % 2 else 0x80) for c in text.encode())
 
 
 def test_replies_become_events_and_acknowledgements_stay_in_the_link() -> None:

@@ -12,20 +12,9 @@ import pytest
 from drivers.events import BoardInfo, BoardSnapshot, FrameDropped, SquareEmptied, SquareOccupied
 from drivers.millennium import codec
 from drivers.millennium.codec import Acknowledged, MillenniumCodec
+from tests.chesslink import wire
 
 AT = 7.5
-
-
-def wire(text: str) -> bytes:
-    """§4: ``text`` plus its block check (XOR of the characters, 2 hex digits), odd parity."""
-    check = 0
-    for char in text:
-        check ^= ord(char)
-    out = bytearray()
-    for char in text + f"{check:02X}":
-        byte = ord(char)
-        out.append(byte | 0x80 if bin(byte).count("1") % 2 == 0 else byte)
-    return bytes(out)
 
 
 def status_text(board: chess.BaseBoard) -> str:
