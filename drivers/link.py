@@ -25,13 +25,25 @@ from typing import Protocol
 
 import chess
 
-from drivers.events import BoardEvent, BoardInfo, Occupant
+from drivers.events import BoardEvent, BoardInfo, ClockSide, Occupant
 
 EventCallback = Callable[[BoardEvent], None]
 """Receives each physical event, in order, in the event loop's thread."""
 
 SquareChange = tuple[chess.Square, Occupant | None]
 """A square and what it holds after a change (``None``: empty), in the board's own frame."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredPress:
+    """The clock's lever pressed down on ``side`` (a physical side, never rotated): the player
+    on that side ended his turn. As a board's memory recorded it, in order with the changes."""
+
+    side: ClockSide
+
+
+RecoveredStep = SquareChange | StoredPress
+"""One entry of what a board stored while nobody listened: a square change or a clock press."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,11 +78,17 @@ class ClockSetting:
 class BoardMemory(Protocol):
     """A board that logs every change while it is powered, and can be asked for the log."""
 
-    async def recall(self, last_seen: Sequence[Occupant | None]) -> list[SquareChange] | None:
-        """The changes made since the board last looked like ``last_seen`` (its own frame).
+    async def recall(self, last_seen: Sequence[Occupant | None]) -> list[RecoveredStep] | None:
+        """What was done since the board last looked like ``last_seen`` (its own frame): its
+        square changes and the clock presses it stored, oldest first.
 
-        ``None`` when the log cannot say (no starting point in it, or the board did not answer):
-        the caller then relies on the full board alone.
+        ``None`` when the log cannot say (no starting point in it, nothing stored, or the board
+        did not answer): the caller then relies on the full board alone. A board that does not
+        answer costs at most a few seconds.
+
+        Once the log is read, the link reports the full board again (a ``BoardSnapshot`` after
+        the log's last entry), so that the log and the board reading do not overlap: the
+        caller takes the log, then that board, then what follows it.
         """
         ...
 

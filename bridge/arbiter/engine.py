@@ -87,6 +87,7 @@ from drivers.events import (
     SquareEmptied,
     SquareOccupied,
 )
+from drivers.link import RecoveredStep, StoredPress
 
 DEFAULT_DWELL: Final = 0.4
 """Seconds a piece must rest on a square before an ambiguous legal move counts as released.
@@ -100,6 +101,14 @@ the clock press completes anyway. Bluetooth boards scan at half speed: use 0.8 s
 
 REPLAY_STEP: Final = 0.3
 """Engine time between replayed stored changes: slower than flicker, quicker than the dwell."""
+
+MISMATCH_AFTER: Final = 3.0
+"""Seconds a full board reading that nothing explains must stay so before ``board_mismatch``.
+
+A board read at a restart or a reconnect can catch a piece in the hand; a moment later it is put
+down and the board is explained (a move, or two made while nobody listened). A press by the
+player having the move judges it at once.
+"""
 
 DEFAULT_FLICKER: Final = 0.15
 """A square that reads empty and then its piece again within this many seconds flickered.
@@ -211,6 +220,8 @@ class Arbiter:
         self._last_change = 0.0
         self._still_reported = False
         self._replaying = False
+        self._unexplained: float | None = None
+        """Since when the board, last read whole, is explained by nothing (``MISMATCH_AFTER``)."""
 
     def feed(self, event: BoardEvent, now: float) -> list[Fact]:
         """Take one physical event; return the facts it establishes."""
@@ -233,6 +244,8 @@ class Arbiter:
         """When ``handle_timer`` must next be called, or ``None``."""
         if self._candidate is not None:
             return self._candidate.deadline
+        if self._unexplained is not None:
+            return self._unexplained + MISMATCH_AFTER
         if self._watch_still():
             return self._last_change + self.config.illegal_after
         return None
@@ -245,6 +258,10 @@ class Arbiter:
                 return []
             self._candidate = None
             return self._record(cand, CompletedBy.RELEASE, now)
+        if self._unexplained is not None:
+            if now < self._unexplained + MISMATCH_AFTER:
+                return []
+            return [self._mismatch(None, now)]
         if self._watch_still() and now >= self._last_change + self.config.illegal_after:
             self._still_reported = True
             return self._irregularity(self.board.turn, now, pressed=False)
@@ -303,24 +320,32 @@ class Arbiter:
 
     def recover(
         self,
-        changes: Sequence[tuple[chess.Square, Occupant | None]] | None,
+        changes: Sequence[RecoveredStep] | None,
         snapshot: BoardSnapshot | None,
         now: float,
     ) -> list[Fact]:
         """Moves made while nobody listened, read from the board's memory, then its full board.
 
-        ``changes`` are the board's own record of what changed since it looked like
-        :meth:`last_seen` (board frame, oldest first; ``None`` or empty: no usable record). They
-        are replayed in order, ``REPLAY_STEP`` apart in engine time, so touches, releases and
-        Article 4 are judged as if live; the moves they make are recorded as reconstructed. Then
-        ``snapshot`` is taken as the truth (up to two more plies may be read off it).
+        ``changes`` are the board's own record of what was done since it looked like
+        :meth:`last_seen` (board frame, oldest first; ``None`` or empty: no usable record):
+        square changes and clock presses. They are replayed in order, ``REPLAY_STEP`` apart in
+        engine time and ending at ``now``, so touches, releases and Article 4 are judged as if
+        live; the moves they make are recorded as reconstructed. A stored press completes the
+        presser's move, as a live one does, but is not published (its times are not known). Then
+        ``snapshot`` is taken as the truth (up to two more plies may be read off it; a reading
+        nothing explains is judged when it stays so, see ``MISMATCH_AFTER``).
         """
         facts: list[Fact] = []
         self._replaying = True
         try:
-            t = now
-            for square, occupant in changes or ():
+            steps = changes or ()
+            t = now - len(steps) * REPLAY_STEP
+            for step in steps:
                 t += REPLAY_STEP
+                if isinstance(step, StoredPress):
+                    facts.extend(self._stored_press(step.side, t))
+                    continue
+                square, occupant = step
                 framed = self._frame(square)
                 piece = None if occupant is None else self._identify(framed, occupant)
                 facts.extend(self._on_square(framed, piece, t, now))
@@ -457,27 +482,62 @@ class Arbiter:
         return self._reconstruct(now)
 
     def _reconstruct(self, now: float) -> list[Fact]:
-        """Moves made while nobody listened: one or two plies that alone explain the board."""
+        """Moves made while nobody listened: one or two plies that alone explain the board.
+
+        A board nothing explains may be a move in the hand: it is judged when it stays so.
+        """
+        facts = self._explain(now)
+        if facts is None:
+            self._unexplained = now
+            return []
+        return facts
+
+    def _explain(self, now: float) -> list[Fact] | None:
+        """Record the one or two plies that alone explain the board; ``None`` if none do.
+
+        Whether their players pressed the clock is not known: no press is awaited for them.
+        """
         found = positions.find_move(self.board, self._game, self._physical, self._diff)
-        if found is not None:
-            return self._record(_Candidate(found, now, False), CompletedBy.RECONSTRUCTED, now)
-        line = self._two_plies() if len(self._diff) <= 8 else None
+        line: tuple[chess.Move, ...] | None = (found,) if found is not None else None
+        if line is None and len(self._diff) <= 8:
+            line = self._two_plies()
         if line is None:
-            squares = judge.differing(self._game, self._physical, self._diff)
-            return [
-                self._alert(
-                    "board_mismatch",
-                    "",
-                    None,
-                    f"the board differs from the game on {', '.join(squares)}; no legal move or "
-                    "pair of moves explains it: restore the position of the game",
-                    now,
-                    {"squares": squares, "fen": self.board.fen()},
-                )
-            ]
+            return None
+        self._unexplained = None
         facts: list[Fact] = []
         for move in line:
             facts.extend(self._record(_Candidate(move, now, False), CompletedBy.RECONSTRUCTED, now))
+            self._awaiting_press = None
+        return facts
+
+    def _mismatch(self, color: chess.Color | None, now: float) -> AlertRaised:
+        """The board, read whole, stays unexplained: the arbiter restores the position."""
+        self._unexplained = None
+        self._irregular = True
+        squares = judge.differing(self._game, self._physical, self._diff)
+        return self._alert(
+            "board_mismatch",
+            "",
+            color,
+            f"the board differs from the game on {', '.join(squares)}; no legal move or "
+            "pair of moves explains it: restore the position of the game",
+            now,
+            {"squares": squares, "fen": self.board.fen()},
+        )
+
+    def _stored_press(self, side: ClockSide, now: float) -> list[Fact]:
+        """A press the board's memory recorded: it completes the presser's move."""
+        if self._white_side is None:
+            return []
+        by = chess.WHITE if side is self._white_side else chess.BLACK
+        cand = self._candidate
+        facts: list[Fact] = []
+        if cand is not None and by == self._mover(cand):
+            self._candidate = None
+            facts = self._record(cand, CompletedBy.CLOCK, now)
+            self._awaiting_press = None
+        elif by == self._awaiting_press:
+            self._awaiting_press = None
         return facts
 
     def _two_plies(self) -> tuple[chess.Move, chess.Move] | None:
@@ -563,6 +623,7 @@ class Arbiter:
         self._candidate = None
         if not self._diff:
             self._irregular = False
+            self._unexplained = None
             return []
         revision = False
         move = positions.find_move(self.board, self._game, self._physical, self._diff)
@@ -570,7 +631,10 @@ class Arbiter:
             move = self._find_revision()
             revision = move is not None
         if move is None:
+            if self._unexplained is not None:
+                return self._reconstruct(now)
             return []
+        self._unexplained = None
         cand = _Candidate(move, now + self.config.dwell, revision)
         base = self._prev_board() if revision else self.board
         if positions.is_ambiguous(base, move):
@@ -937,6 +1001,8 @@ class Arbiter:
         elif by is not None and self.result is None:
             if by == self._awaiting_press:
                 self._awaiting_press = None
+            elif self._unexplained is not None:
+                facts.append(self._mismatch(by, now))
             elif by == self.board.turn and not self._irregular:
                 facts.extend(self._irregularity(by, now, pressed=True))
         completes: int | None = None

@@ -4,7 +4,9 @@ One asyncio loop runs three things: the board supervisor (:mod:`bridge.table.sup
 link of whatever family, reconnecting and recovering), the publisher (its own reconnect loop and
 durable outbox), and the engine's timer (armed with ``loop.call_at`` at
 ``Arbiter.next_deadline()``). The table is the supervisor's sink: the engine is fed in the loop's
-thread, with ``loop.time()`` as ``now``.
+thread, each board event at the time it arrived (``event.at``, the loop's clock), so that events
+held during a recovery are judged as they happened; the engine's time never goes back, and timers
+that fell due before an event are fired first.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from bridge.wire.config import Config, link_settings
 from drivers import FAMILIES, BoardUri, create_link
 from drivers.errors import LinkError
 from drivers.events import BoardEvent, BoardSnapshot, ClockSide, Occupant
-from drivers.link import LedDisplay, SquareChange
+from drivers.link import LedDisplay, RecoveredStep
 
 log = logging.getLogger("chessbridge")
 
@@ -121,6 +123,8 @@ class TableDaemon:
         self._game_due = False
         self._last_seq = self.outbox.last_seq
         self._timer: asyncio.TimerHandle | None = None
+        self._engine_now = float("-inf")
+        """The latest time the engine was given (its time never goes back)."""
 
     # -- running ----------------------------------------------------------------------------
 
@@ -184,8 +188,9 @@ class TableDaemon:
     # BoardSink: what the board supervisor feeds.
 
     def board_event(self, event: BoardEvent) -> None:
-        """A live physical event: the engine judges it now."""
-        self._emit(self.arbiter.feed(event, asyncio.get_running_loop().time()))
+        """A physical event: the engine judges it at the time it arrived."""
+        now = self._advance(event.at)
+        self._emit(self.arbiter.feed(event, now))
 
     def board_changed(self) -> None:
         """The link's state or the board's identity changed: the retained ``board`` again."""
@@ -200,14 +205,34 @@ class TableDaemon:
         """The board as the engine last saw it (board frame)."""
         return self.arbiter.last_seen()
 
-    def recovered(self, changes: list[SquareChange] | None, snapshot: BoardSnapshot | None) -> None:
-        """Replay what the board stored, then take its full board as the truth."""
-        now = asyncio.get_running_loop().time()
-        self._emit(self.arbiter.recover(changes, snapshot, now))
+    def recovered(
+        self, steps: list[RecoveredStep] | None, snapshot: BoardSnapshot | None, at: float
+    ) -> None:
+        """Replay what the board stored, then take its full board (read at ``at``) as the truth."""
+        now = self._advance(at)
+        self._emit(self.arbiter.recover(steps, snapshot, now))
+
+    def _advance(self, at: float) -> float:
+        """The engine's time for something that happened at ``at``, after the timers due."""
+        now = max(at, self._engine_now)
+        deadline = self.arbiter.next_deadline()
+        while deadline is not None and deadline <= now:
+            self._engine_now = max(deadline, self._engine_now)
+            self._emit(self.arbiter.handle_timer(self._engine_now))
+            following = self.arbiter.next_deadline()
+            if following == deadline:
+                break  # nothing came due after all: never loop on one deadline
+            deadline = following
+        self._engine_now = now
+        return now
+
+    def _now(self) -> float:
+        """The engine's time now (for timers and commands)."""
+        return self._advance(asyncio.get_running_loop().time())
 
     def _on_timer(self) -> None:
         self._timer = None
-        self._emit(self.arbiter.handle_timer(asyncio.get_running_loop().time()))
+        self._emit(self.arbiter.handle_timer(self._now()))
 
     def _emit(self, facts: list[Fact]) -> None:
         game_changed = False
@@ -348,7 +373,7 @@ class TableDaemon:
             arbiter=self.arbiter,
             assignment=self.assignment,
             wall_now=time.time(),
-            now=asyncio.get_running_loop().time(),
+            now=self._now(),
         )
         if outcome.silent:
             log.warning("ignoring a request with an unusable command name %r", command[:64])

@@ -5,8 +5,11 @@ and knows only the :class:`~drivers.link.BoardLink` protocol. It opens the link,
 capped, jittered backoff when it dies, and after a reconnect (or when a game is resumed) asks the
 board what happened while nobody listened: the events that arrive meanwhile are held, the
 board's own memory is recalled if the link has one (:class:`~drivers.link.BoardMemory`), the
-table replays it with the full board, and then gets what was held. Everything else goes to the
-table as it arrives: physical events, the board's identity and health, the link's state.
+table replays it with the last full board read, and then gets what was held after that board,
+each event with the time it arrived (the table judges it at that time, not at the release).
+Square events held from before that board are in it (or in the memory) already, so they are
+dropped. Everything else goes to the table as it arrives: physical events, the board's identity
+and health, the link's state.
 """
 
 from __future__ import annotations
@@ -20,8 +23,16 @@ from typing import Literal, Protocol
 from bridge.backoff import Backoff
 from drivers import BoardUri, create_link
 from drivers.errors import LinkError
-from drivers.events import BoardEvent, BoardInfo, BoardSnapshot, Occupant, merge_info
-from drivers.link import BoardLink, EventCallback, SquareChange
+from drivers.events import (
+    BoardEvent,
+    BoardInfo,
+    BoardSnapshot,
+    Occupant,
+    SquareEmptied,
+    SquareOccupied,
+    merge_info,
+)
+from drivers.link import BoardLink, EventCallback, RecoveredStep
 
 log = logging.getLogger("chessbridge")
 
@@ -33,7 +44,7 @@ class BoardSink(Protocol):
     """What a supervisor feeds: a table (its engine and publisher)."""
 
     def board_event(self, event: BoardEvent) -> None:
-        """A live physical event."""
+        """A physical event, to be judged at ``event.at`` (when it arrived)."""
 
     def board_changed(self) -> None:
         """The link's state or the board's identity changed (see the supervisor's attributes)."""
@@ -42,8 +53,11 @@ class BoardSink(Protocol):
         """The board as the table last saw it, in the board's frame (for its memory)."""
         ...
 
-    def recovered(self, changes: list[SquareChange] | None, snapshot: BoardSnapshot | None) -> None:
-        """What the board stored while nobody listened (if it could say), then its full board."""
+    def recovered(
+        self, steps: list[RecoveredStep] | None, snapshot: BoardSnapshot | None, at: float
+    ) -> None:
+        """What the board stored while nobody listened (if it could say), then its full board;
+        ``at`` is when that board was read (the events that follow arrived later)."""
 
 
 class BoardSupervisor:
@@ -114,7 +128,7 @@ class BoardSupervisor:
         reader = asyncio.create_task(link.run(), name="board-reader")
         try:
             if recover:
-                changes = None
+                steps = None
                 memory = link.memory
                 if memory is not None:
                     recall = asyncio.create_task(memory.recall(self._sink.last_seen()))
@@ -122,26 +136,32 @@ class BoardSupervisor:
                         {reader, recall}, return_when=asyncio.FIRST_COMPLETED
                     )
                     if recall in done:
-                        changes = recall.result()
+                        steps = recall.result()
                     else:
                         recall.cancel()
-                self._release(changes)
+                self._release(steps)
             await reader
         finally:
             reader.cancel()
 
-    def _release(self, changes: list[SquareChange] | None) -> None:
-        """Replay the board's memory and its full board, then what arrived meanwhile."""
+    def _release(self, steps: list[RecoveredStep] | None) -> None:
+        """Replay the board's memory and its last full board, then what arrived after it."""
         held = self._holding
         if held is None:
             return
         self._holding = None
-        snapshots = [e for e in held if isinstance(e, BoardSnapshot)]
-        if changes:
-            log.info("read %d stored changes from the board's memory", len(changes))
-        self._sink.recovered(changes, snapshots[-1] if snapshots else None)
-        for event in held:
-            if not isinstance(event, BoardSnapshot):
+        last = max((i for i, e in enumerate(held) if isinstance(e, BoardSnapshot)), default=-1)
+        snapshot = held[last] if last >= 0 else None
+        assert snapshot is None or isinstance(snapshot, BoardSnapshot)
+        if steps:
+            log.info("read %d stored changes and presses from the board's memory", len(steps))
+        if snapshot is not None:
+            at = snapshot.at
+        else:
+            at = held[0].at if held else asyncio.get_running_loop().time()
+        self._sink.recovered(steps, snapshot, at)
+        for i, event in enumerate(held):
+            if i > last or not isinstance(event, BoardSnapshot | SquareEmptied | SquareOccupied):
                 self._sink.board_event(event)
 
     def _new_link(self) -> BoardLink:

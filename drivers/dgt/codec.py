@@ -36,6 +36,7 @@ from drivers.dgt.events import (
     DgtEvent,
     StoredChange,
     StoredClockTime,
+    StoredEnd,
     StoredMarker,
     StoredTag,
 )
@@ -137,6 +138,11 @@ class DgtCodec:
         return self._dropped_frames
 
     @property
+    def receiving(self) -> int | None:
+        """The id of the message being received (some of its bytes are in), or ``None``."""
+        return self._msg[0] if self._msg else None
+
+    @property
     def buffered(self) -> int:
         """Bytes held for a message not yet complete (at most ``MAX_MESSAGE_SIZE``)."""
         return len(self._msg)
@@ -220,7 +226,15 @@ class DgtCodec:
             out.emit(event)
 
     def _decode_ee_moves(self, payload: bytes, out: _Out) -> None:
-        """Decode the EEPROM tag stream (§1.11) up to EE_EOF; malformed tags are dropped."""
+        """Decode the EEPROM tag stream (§1.11) up to EE_EOF; malformed tags are dropped.
+
+        Ends with ``StoredEnd`` whatever the payload held (nothing, or no EE_EOF), so that
+        whoever asked for the memory knows the answer is complete.
+        """
+        self._decode_ee_tags(payload, out)
+        out.emit(StoredEnd(at=out.at))
+
+    def _decode_ee_tags(self, payload: bytes, out: _Out) -> None:
         i = 0
         while i < len(payload):
             first = payload[i]

@@ -35,6 +35,9 @@ from drivers._pty import PtyDevice
 
 Side = Literal["left", "right"]
 Mode = Literal["bus", "idle", "update_board", "update", "update_nice"]
+Memory = Literal["log", "empty", "silent"]
+"""How the board answers EE_MOVES (§1.11): its whole log; only EE_EOF, as a board whose store
+was erased or that keeps none; or not at all, as firmware without the command."""
 
 # --- §1.3 host → board commands (single-board mode)
 _CMD_SEND_RESET: Final = 0x40
@@ -330,6 +333,7 @@ class DgtEmulator:
         rotated: bool = False,
         clock_version: tuple[int, int] = (2, 2),
         long_serial: str | None = None,
+        memory: Memory = "log",
     ) -> None:
         if len(serial) != 5 or not serial.isdigit():
             raise ValueError(f"serial must be 5 ASCII digits: {serial!r}")
@@ -341,6 +345,8 @@ class DgtEmulator:
         if not all(0 <= v < 0x80 for v in version) or not all(0 <= v < 16 for v in clock_version):
             raise ValueError(f"version out of range: {version!r}, {clock_version!r}")
         self._mode: Mode = "bus"
+        self.memory: Memory = memory
+        """How the board answers EE_MOVES; tests may change it at any time."""
         self.received: list[bytes] = []
         self.clock_text: str | None = None
         self.clock_display: bytes | None = None  # last DISPLAY (7-segment) payload
@@ -596,7 +602,7 @@ class DgtEmulator:
             ),
             _CMD_RETURN_BUSADRES: lambda _: self._send(_frame(_MSG_BUSADRES, self._bus_address())),
             _CMD_SEND_TRADEMARK: lambda _: self._send(_frame(_MSG_TRADEMARK, self._trademark())),
-            _CMD_SEND_EE_MOVES: lambda _: self._send(_frame(_MSG_EE_MOVES, self._eeprom.payload())),
+            _CMD_SEND_EE_MOVES: lambda _: self._send_memory(),
             _CMD_TO_BUSMODE: lambda _: self._set_mode("bus"),
             _CMD_SEND_UPDATE_NICE: lambda _: self._set_mode("update_nice"),
             _CMD_SEND_BATTERY_STATUS: lambda _: self._send(
@@ -609,6 +615,13 @@ class DgtEmulator:
             _CMD_SET_LEDS: lambda _: None,
             _CMD_CLOCK_MESSAGE: self._clock_message,
         }
+
+    def _send_memory(self) -> None:
+        """§1.11: the EEPROM log and EE_EOF, only EE_EOF, or nothing (see :data:`Memory`)."""
+        if self.memory == "log":
+            self._send(_frame(_MSG_EE_MOVES, self._eeprom.payload()))
+        elif self.memory == "empty":
+            self._send(_frame(_MSG_EE_MOVES, bytes([_EE_EOF])))
 
     def _set_mode(self, mode: Mode) -> None:
         self._mode = mode

@@ -67,5 +67,16 @@ class StoredClockTime:
     at: float
 
 
-DgtEvent = BoardEvent | ClockAck | StoredChange | StoredMarker | StoredClockTime
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoredEnd:
+    """The end of the board's memory (EE_EOF, or the end of the EE_MOVES message): reported
+    after its last entry, also when the memory holds nothing at all."""
+
+    at: float
+
+
+StoredEntry = StoredChange | StoredMarker | StoredClockTime | StoredEnd
+"""What the board's memory (EE_MOVES) reports, in order."""
+
+DgtEvent = BoardEvent | ClockAck | StoredEntry
 """Everything the DGT codec can report."""

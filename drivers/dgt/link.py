@@ -21,7 +21,8 @@ from typing import Final
 from drivers import _serial
 from drivers._serial import SerialPort
 from drivers.dgt import codec, memory
-from drivers.dgt.events import ClockAck, DgtEvent, StoredChange, StoredClockTime, StoredMarker
+from drivers.dgt import protocol as p
+from drivers.dgt.events import ClockAck, DgtEvent, StoredEnd, StoredEntry
 from drivers.events import BoardInfo, BoardSnapshot, Occupant, merge_info
 from drivers.link import (
     BatteryGauge,
@@ -30,7 +31,7 @@ from drivers.link import (
     EventCallback,
     LedDisplay,
     LinkSettings,
-    SquareChange,
+    RecoveredStep,
 )
 
 log = logging.getLogger(__name__)
@@ -48,8 +49,15 @@ STARTUP: Final = (
 )
 """What the host sends after opening the port."""
 
+MEMORY_ANSWER: Final = 2.0
+"""Seconds for the board to begin answering EE_MOVES (it does within milliseconds; a firmware
+without the command never does, and then the full board alone must tell what happened)."""
+
 MEMORY_TIMEOUT: Final = 15.0
-"""Seconds to wait for the board's memory (a full DGT EEPROM takes about 8 s at 9600 baud)."""
+"""Seconds for the whole memory once it has begun (a full EEPROM takes about 8 s at 9600 baud)."""
+
+BOARD_ANSWER: Final = 2.0
+"""Seconds for the board dump asked for after the memory."""
 
 
 class DgtSerialLink:
@@ -73,7 +81,9 @@ class DgtSerialLink:
         self._port: SerialPort | None = None
         self._info = BoardInfo(at=0.0)
         self._stored: list[DgtEvent] | None = None
-        self._stored_arrived = asyncio.Event()
+        self._memory_begun = asyncio.Event()
+        self._memory_ended = asyncio.Event()
+        self._board_read = asyncio.Event()
 
     # -- capabilities (drivers.link) ------------------------------------------------------------
 
@@ -102,21 +112,51 @@ class DgtSerialLink:
         """A DGT serial board is powered by its cable."""
         return None
 
-    async def recall(self, last_seen: Sequence[Occupant | None]) -> list[SquareChange] | None:
-        """Ask for the board's memory (EE_MOVES) and read the changes made since ``last_seen``.
+    async def recall(self, last_seen: Sequence[Occupant | None]) -> list[RecoveredStep] | None:
+        """Ask for the board's memory (EE_MOVES) and read what was done since ``last_seen``.
 
-        Waits for the first stored entries, at most ``MEMORY_TIMEOUT`` seconds.
+        The answer must begin within ``MEMORY_ANSWER`` seconds and end within
+        ``MEMORY_TIMEOUT``; ``None`` otherwise. When steps are found, the full board is read
+        again after them (see :class:`~drivers.link.BoardMemory`).
         """
         self._stored = []
-        self._stored_arrived.clear()
+        self._memory_begun.clear()
+        self._memory_ended.clear()
         try:
             await self.send(codec.ee_moves())
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stored_arrived.wait(), MEMORY_TIMEOUT)
+            answered = await self._memory_answered()
             stored = self._stored
         finally:
             self._stored = None
-        return memory.changes_since(stored, last_seen)
+        steps = memory.steps_since(stored, last_seen) if answered else None
+        if steps is not None:
+            self._board_read.clear()
+            await self.send(codec.send_board())
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._board_read.wait(), BOARD_ANSWER)
+        return steps
+
+    async def _memory_answered(self) -> bool:
+        try:
+            await asyncio.wait_for(self._memory_begun.wait(), MEMORY_ANSWER)
+        except TimeoutError:
+            log.info(
+                "board at %s did not answer the memory request within %g s; "
+                "the full board alone tells what happened",
+                self.path,
+                MEMORY_ANSWER,
+            )
+            return False
+        try:
+            await asyncio.wait_for(self._memory_ended.wait(), MEMORY_TIMEOUT)
+        except TimeoutError:
+            log.warning(
+                "the memory of the board at %s did not arrive whole within %g s; ignored",
+                self.path,
+                MEMORY_TIMEOUT,
+            )
+            return False
+        return True
 
     async def set_clock(self, setting: ClockSetting) -> None:
         """SETNRUN: both times, and which side counts down (or pause)."""
@@ -183,16 +223,23 @@ class DgtSerialLink:
     def _feed(self, data: bytes, now: float) -> None:
         for event in self.codec.feed(data, now):
             self._dispatch(event)
+        if self._stored is not None and self.codec.receiving == p.MSG_EE_MOVES:
+            self._memory_begun.set()  # a full memory takes seconds to arrive
 
     def _dispatch(self, event: DgtEvent) -> None:
         """Generic events to the callback; the stored log to :meth:`recall`; acks nowhere."""
-        if isinstance(event, StoredChange | StoredMarker | StoredClockTime):
+        if isinstance(event, StoredEntry):
             stored = self._stored
-            if stored is not None:
+            if stored is None:
+                return  # an answer nobody waits for any more
+            if isinstance(event, StoredEnd):
+                self._memory_begun.set()
+                self._memory_ended.set()
+            else:
                 stored.append(event)
-                # Set after the rest of this message: the codec reports a whole answer at once.
-                asyncio.get_running_loop().call_soon(self._stored_arrived.set)
         elif not isinstance(event, ClockAck):
+            if isinstance(event, BoardSnapshot):
+                self._board_read.set()
             self._on_event(event)
 
 

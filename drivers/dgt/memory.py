@@ -5,31 +5,33 @@ A DGT board keeps a cyclic log of every square change in its EEPROM while it is 
 the log can only be read forward from a point where the whole board is known: the power-up
 marker, after which the board lists every piece. Replaying forward from there gives the board
 after every change; the last time it equals the board the host last saw is where the host lost
-track, and every change after it is new. Pure: no I/O.
+track, and every change after it is new. The clock presses the board stored in between are
+recovered with the changes. Pure: no I/O.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-import chess
-
-from drivers.dgt.events import DgtEvent, StoredChange, StoredMarker, StoredTag
+from drivers.dgt.events import DgtEvent, StoredChange, StoredClockTime, StoredMarker, StoredTag
 from drivers.events import Occupant
-
-Change = tuple[chess.Square, Occupant | None]
+from drivers.link import RecoveredStep, StoredPress
 
 _FULL_LISTING = frozenset({StoredTag.POWER_UP, StoredTag.START_GAME})
 
 
-def changes_since(
+def steps_since(
     stored: Sequence[DgtEvent], last_seen: Sequence[Occupant | None]
-) -> list[Change] | None:
-    """The stored changes made after the board last looked like ``last_seen`` (board frame).
+) -> list[RecoveredStep] | None:
+    """The stored changes and clock presses made after the board last looked like
+    ``last_seen`` (board frame), oldest first.
 
     ``stored`` is the board's log as the codec reports it, oldest first. ``None`` when the log
     has no full listing to start from, or never shows ``last_seen`` after it: the caller then
     falls back on the full board alone.
+
+    A clock tag (§1.11: the time shown on a side at a lever press) becomes a press of that
+    side: the emulator stores the pressed side's display, as the tag's ``f`` bit reads.
     """
     start = None
     for i, event in enumerate(stored):
@@ -38,21 +40,24 @@ def changes_since(
     if start is None:
         return None
     board: list[Occupant | None] = [None] * 64
-    changes: list[Change] = []
+    steps: list[RecoveredStep] = []
     target = list(last_seen)
     synced: int | None = None
     for event in stored[start + 1 :]:
         if isinstance(event, StoredMarker) and event.tag in _FULL_LISTING:
             board = [None] * 64  # a new power-up: the board lists its pieces again
-            changes.clear()
+            steps.clear()
             synced = None
+            continue
+        if isinstance(event, StoredClockTime):
+            steps.append(StoredPress(event.side))
             continue
         if not isinstance(event, StoredChange) or board[event.square] == event.piece:
             continue
         board[event.square] = event.piece
-        changes.append((event.square, event.piece))
+        steps.append((event.square, event.piece))
         if board == target:
-            synced = len(changes)
+            synced = len(steps)
     if synced is None:
         return None
-    return changes[synced:]
+    return steps[synced:]

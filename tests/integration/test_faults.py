@@ -27,7 +27,7 @@ import pytest
 
 from bridge.demo.game import OPERA_GAME, press_side
 from drivers.choreography import Lift, Style, steps
-from drivers.dgt.emulator import DgtEmulator
+from drivers.dgt.emulator import DgtEmulator, Memory
 from tests.conftest import (
     SUBSCRIBER_LOGGER,
     Mosquitto,
@@ -204,10 +204,12 @@ async def play(
     rng: random.Random,
     *,
     between: Between | None = None,
+    pace: float = SPEED,
 ) -> None:
     """Make the next move of the game by hand and press the clock (unless the game is over).
 
     ``between`` runs before each lift, place and press: garbage goes in between whole frames.
+    ``pace`` is how many times faster than people the hands move (1: human pace).
     """
     move = board.parse_san(GAME[board.ply()])
     for step in steps(board, move, rng.choice(list(Style))):
@@ -218,14 +220,14 @@ async def play(
             await emu.lift(square)
         else:
             await emu.place(square, step.piece.symbol())
-        await asyncio.sleep(rng.uniform(0.12, 0.3) / SPEED)
+        await asyncio.sleep(rng.uniform(0.12, 0.3) / pace)
     mover = board.turn
     board.push(move)
     if not board.is_game_over():
         if between is not None:
             await between()
         await emu.press(press_side(mover))
-        await asyncio.sleep(rng.uniform(0.05, 0.15) / SPEED)
+        await asyncio.sleep(rng.uniform(0.05, 0.15) / pace)
 
 
 async def play_until(
@@ -433,13 +435,79 @@ async def test_after_a_restart_black_pressing_first_is_black(
     assert payloads(sub.messages, "event/alert") == []
 
 
+def connected_in(messages: list[aiomqtt.Message], epoch: int) -> bool:
+    """Whether the daemon of ``epoch`` said that the board is connected."""
+    return any(
+        p["epoch"] == epoch and p["data"]["state"] == "connected"
+        for p in payloads(messages, "board")
+    )
+
+
+HUMAN_THINKING: Final = (1.5, 2.5)
+"""Seconds a player thinks before touching a piece, at human pace."""
+
+
+@pytest.mark.parametrize("memory", ["log", "empty", "silent"])
+async def test_moves_made_at_human_pace_while_the_daemon_restarts_are_all_kept(
+    mosquitto: Mosquitto,
+    mqtt_subscribe: Subscribe,
+    table_id: str,
+    tmp_path: Path,
+    memory: Memory,
+) -> None:
+    """SIGKILL, and the game goes on at human pace while the daemon starts again, whatever the
+    board's memory: its whole log, nothing stored (only the end mark), or no answer at all.
+
+    Some plies are made before the new daemon reads the board (found in the memory, or read off
+    the full board), some while it waits for the memory (held, then judged at the times they
+    happened), some after: each is published once, in order, with no alert.
+    """
+    rng = random.Random(f"restart-{memory}")
+    board = chess.Board()
+    before, during = 10, 4
+    async with (
+        DgtEmulator(speed=SPEED, memory=memory) as emu,
+        mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/#") as sub,
+        daemon(f"dgt:{emu.path}", table_id, mosquitto.url, tmp_path / "state") as table,
+    ):
+        await online_and_connected(sub)
+        start_clock(emu)
+        await play_until(emu, board, rng, before, sub)
+        await asyncio.sleep(0.1)  # the press after the last move reaches the daemon
+
+        (epoch,) = {p["epoch"] for p in payloads(sub.messages)}
+        await table.kill()
+        await table.start()  # as a supervisor would: the restart begins at once
+        while board.ply() < before + during:
+            await asyncio.sleep(rng.uniform(*HUMAN_THINKING))
+            await play(emu, board, rng, pace=1.0)
+            if connected_in(sub.messages, epoch + 1):
+                # The new daemon reads the board: a move made now is not held for long.
+                await sub.wait_for(has_moves(board.ply()), within=WAIT)
+
+        await sub.wait_for(has_moves(before + during), within=RECONNECT_WAIT)
+        await play_until(emu, board, rng, len(GAME), sub)
+        await sub.wait_for(lambda m: bool(payloads(m, "event/result")), within=WAIT)
+        assert await table.stop() == 0
+
+    received = assert_whole_game(sub.messages)
+    assert {m["epoch"] for m in received[before:]} == {received[0]["epoch"] + 1}
+    assert len({p["game"] for p in payloads(sub.messages)}) == 1, "a new game was started"
+    assert [p["data"] for p in payloads(sub.messages, "event/alert")] == []
+    result = payloads(sub.messages, "event/result")
+    assert [r["data"]["reason"] for r in unique(result)] == ["checkmate"]
+
+
 # --- (c) the board is unplugged in the middle of a game ----------------------------------------
 
 
+@pytest.mark.parametrize("gap", [1, 2, 3], ids=["one-ply", "two-plies", "three-plies"])
 async def test_a_board_unplugged_and_plugged_back_loses_no_move(
-    mosquitto: Mosquitto, mqtt_subscribe: Subscribe, table_id: str, tmp_path: Path
+    mosquitto: Mosquitto, mqtt_subscribe: Subscribe, table_id: str, tmp_path: Path, gap: int
 ) -> None:
-    rng = random.Random(4)
+    """The moves made on the unplugged board come back from its memory, with the clock presses
+    it stored: a recovered move whose press is in the memory was pressed (no alert)."""
+    rng = random.Random(4 + gap)
     board = chess.Board()
     before = 15
     topic = f"chessbridge/1/table/{table_id}/#"
@@ -454,12 +522,12 @@ async def test_a_board_unplugged_and_plugged_back_loses_no_move(
 
         await emu.unplug()
         await sub.wait_for(in_state("board", "disconnected"), within=WAIT)
-        await play_until(emu, board, rng, before + 1)  # on the unplugged board, clock pressed
+        await play_until(emu, board, rng, before + gap)  # on the unplugged board, pressed
         await asyncio.sleep(0.5)
         await emu.plug()
         await sub.wait_for(lambda m: states(m, "board")[-1] == "connected", within=RECONNECT_WAIT)
 
-        await sub.wait_for(has_moves(before + 1), within=WAIT)
+        await sub.wait_for(has_moves(before + gap), within=WAIT)
         await play_until(emu, board, rng, len(GAME), sub)
         await sub.wait_for(lambda m: bool(payloads(m, "event/result")), within=WAIT)
         assert table.alive
@@ -472,9 +540,11 @@ async def test_a_board_unplugged_and_plugged_back_loses_no_move(
     assert retained["state"] == "connected"
     assert retained["error"] is None
     received = assert_whole_game(sub.messages)
-    assert received[before]["data"]["completed_by"] == "reconstructed"
+    recovered = received[before : before + gap]
+    assert [m["data"]["completed_by"] for m in recovered] == ["reconstructed"] * gap
     assert {p["epoch"] for p in payloads(sub.messages)} == {1}
     assert "lost" not in states(sub.messages, "status")
+    assert [p["data"] for p in payloads(sub.messages, "event/alert")] == []
 
 
 # --- (d) random and mutated bytes on the serial line -------------------------------------------

@@ -17,6 +17,7 @@ from drivers.dgt.events import (
     DgtEvent,
     StoredChange,
     StoredClockTime,
+    StoredEnd,
     StoredMarker,
     StoredTag,
 )
@@ -382,8 +383,29 @@ def test_ee_moves_tag_stream() -> None:
         StoredMarker(tag=StoredTag.BEGIN_POSITION_ROTATED, at=AT),
         StoredMarker(tag=StoredTag.START_GAME, at=AT),
         StoredMarker(tag=StoredTag.WATCHDOG, at=AT),
+        StoredEnd(at=AT),
     ]
     assert (c.dropped_bytes, c.dropped_frames) == (0, 0)
+
+
+@pytest.mark.parametrize(
+    "payload", [b"\x6b", b"", b"\x7f\x7f\x6b"], ids=["only-eof", "nothing", "only-nops"]
+)
+def test_an_empty_memory_still_ends(payload: bytes) -> None:
+    """A board whose store holds nothing answers with (at most) EE_EOF: the end is reported."""
+    events, c = feed(ee_message(payload))
+    assert events == [StoredEnd(at=AT)]
+    assert c.buffered == 0
+
+
+def test_receiving_names_the_message_under_way() -> None:
+    c = DgtCodec()
+    idle = c.receiving
+    c.feed(ee_message(b"\x6a\x6b")[:3], AT)
+    under_way = c.receiving
+    events = c.feed(b"\x6a\x6b", AT)
+    assert (idle, under_way, c.receiving) == (None, 0x8F, None)
+    assert events == [StoredMarker(tag=StoredTag.POWER_UP, at=AT), StoredEnd(at=AT)]
 
 
 def test_ee_moves_malformed_tags_are_dropped_and_decoding_continues() -> None:
@@ -397,8 +419,8 @@ def test_ee_moves_malformed_tags_are_dropped_and_decoding_continues() -> None:
         " 41"  # cut short by the end of the message (no EE_EOF)
     )
     events, c = feed(ee_message(payload))
-    assert len(events) == 5
-    first_drop, marker, second_drop, rook, last_drop = events
+    assert len(events) == 6
+    first_drop, marker, second_drop, rook, last_drop, end = events
     assert isinstance(first_drop, FrameDropped)
     assert first_drop.raw == bytes.fromhex("4D 10 41 40 01")
     assert "0x0d" in first_drop.reason
@@ -409,6 +431,7 @@ def test_ee_moves_malformed_tags_are_dropped_and_decoding_continues() -> None:
     assert rook == StoredChange(square=chess.A8, piece=chess.Piece(chess.ROOK, chess.WHITE), at=AT)
     assert isinstance(last_drop, FrameDropped)
     assert last_drop.raw == b"\x41"
+    assert end == StoredEnd(at=AT)
     assert (c.dropped_frames, c.dropped_bytes) == (5, 9)
 
 
@@ -418,7 +441,8 @@ def test_ee_moves_largest_message_is_accepted() -> None:
     assert len(data) == 0x2003
     events, c = feed(data)
     assert events == [
-        StoredChange(square=chess.H1, piece=chess.Piece(chess.ROOK, chess.WHITE), at=AT)
+        StoredChange(square=chess.H1, piece=chess.Piece(chess.ROOK, chess.WHITE), at=AT),
+        StoredEnd(at=AT),
     ]
     assert c.buffered == 0
 
@@ -436,7 +460,7 @@ STREAM = (
 
 def test_byte_at_a_time_equals_whole() -> None:
     whole, _ = feed(STREAM)
-    assert len(whole) == 7
+    assert len(whole) == 8
     assert drops(whole) == []
     c = DgtCodec()
     pieces = [c.feed(bytes([b]), AT) for b in STREAM]
@@ -553,7 +577,8 @@ def test_buffer_stays_bounded_for_the_longest_claimed_message() -> None:
         assert c.feed(bytes([0x7F] * 1000), AT) == []
         assert c.buffered <= codec.MAX_MESSAGE_SIZE
     assert c.buffered == 8003
-    assert c.feed(bytes([0x7F] * 191) + b"\x6b", AT) == []  # byte 0x2003 is EE_EOF
+    # Byte 0x2003 is EE_EOF: the end of an empty memory.
+    assert c.feed(bytes([0x7F] * 191) + b"\x6b", AT) == [StoredEnd(at=AT)]
     assert c.buffered == 0
     for _ in range(10):
         c.feed(bytes.fromhex("8F 7F 7F") + bytes([0x7F] * 1000), AT)

@@ -7,7 +7,7 @@ import chess
 import pytest
 
 from bridge.arbiter import rules
-from bridge.arbiter.engine import Arbiter, EngineConfig
+from bridge.arbiter.engine import MISMATCH_AFTER, Arbiter, EngineConfig
 from bridge.arbiter.facts import (
     AlertRaised,
     ClockPressed,
@@ -448,16 +448,56 @@ def test_moves_made_while_disconnected_are_reconstructed(plies: tuple[str, ...])
     assert all(m.completed_by is CompletedBy.RECONSTRUCTED for m in moves(facts))
 
 
-def test_an_unexplained_board_on_reconnect_is_a_mismatch() -> None:
+def test_an_unexplained_board_on_reconnect_is_a_mismatch_once_it_stays_so() -> None:
     arbiter = Arbiter()
     facts = arbiter.feed(snapshot_after("e4", "e5", "Nf3"), 1.0)
+    assert facts == []  # perhaps a piece in the hand: judged when the board stays so
+    deadline = arbiter.next_deadline()
+    assert deadline == 1.0 + MISMATCH_AFTER
+    assert arbiter.handle_timer(deadline - 0.01) == []
+    facts = arbiter.handle_timer(deadline)
     assert moves(facts) == []
     [alert] = alerts(facts, "board_mismatch")
     assert alert.details["squares"] == ["g1", "e2", "f3", "e4", "e5", "e7"]
+    assert arbiter.next_deadline() is None
 
 
 def test_three_plies_ahead_is_a_mismatch_not_a_guess() -> None:
     arbiter = Arbiter()
-    facts = arbiter.feed(snapshot_after("Nf3", "Nf6", "Ng1"), 1.0)
+    assert arbiter.feed(snapshot_after("Nf3", "Nf6", "Ng1"), 1.0) == []
+    facts = arbiter.handle_timer(1.0 + MISMATCH_AFTER)
     assert moves(facts) == []
     assert alerts(facts, "board_mismatch")
+
+
+def reading_with_piece_in_hand(square: chess.Square, *sans: str) -> BoardSnapshot:
+    squares = list(snapshot_after(*sans).squares)
+    squares[square] = None
+    return BoardSnapshot(squares=tuple(squares), at=0.0)
+
+
+def test_a_board_read_with_a_piece_in_the_hand_is_a_move_when_it_is_put_down() -> None:
+    """A restart reads the board while the player holds the pawn he is moving to e4."""
+    table = HandFed(Arbiter())
+    facts = table.arbiter.feed(reading_with_piece_in_hand(chess.E4, "e4"), table.now)
+    assert facts == []
+    facts = table.do([Place(chess.E4, P("P"))])
+    assert [(m.san, m.completed_by) for m in moves(facts)] == [("e4", CompletedBy.RELEASE)]
+    assert alerts(table.wait(2 * MISMATCH_AFTER)) == []
+
+
+def test_a_reading_mid_way_through_the_second_ply_gives_both() -> None:
+    """One ply made while nobody listened, the next one's piece in the hand when read."""
+    table = HandFed(Arbiter())
+    assert table.arbiter.feed(reading_with_piece_in_hand(chess.E5, "e4", "e5"), table.now) == []
+    facts = table.do([Place(chess.E5, P("p"))])
+    assert [m.san for m in moves(facts)] == ["e4", "e5"]
+    assert alerts(facts + table.wait(2 * MISMATCH_AFTER)) == []
+
+
+def test_a_press_on_an_unexplained_board_is_a_mismatch_not_an_illegal_move() -> None:
+    table = Table()
+    assert table.arbiter.feed(snapshot_after("Nf3", "Nf6", "Ng1"), table.now) == []
+    facts = table.press(chess.WHITE)
+    assert [a.kind for a in alerts(facts)] == ["board_mismatch"]
+    assert table.arbiter.illegal_counts[chess.WHITE] == 0

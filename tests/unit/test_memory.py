@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import chess
 
-from bridge.arbiter.engine import Arbiter
+from bridge.arbiter.engine import Arbiter, EngineConfig
 from bridge.arbiter.facts import AlertRaised, CompletedBy, MovePlayed
 from drivers.choreography import Lift, Step, steps
-from drivers.dgt.events import DgtEvent, StoredChange, StoredMarker, StoredTag
-from drivers.dgt.memory import changes_since
-from drivers.events import BoardSnapshot
+from drivers.dgt.events import DgtEvent, StoredChange, StoredClockTime, StoredMarker, StoredTag
+from drivers.dgt.memory import steps_since
+from drivers.events import BoardSnapshot, ClockReading, ClockSide
+from drivers.link import StoredPress
 
 
 def listing(board: chess.Board) -> list[DgtEvent]:
@@ -53,7 +54,7 @@ def test_changes_after_the_board_last_looked_as_seen() -> None:
     log = listing(board) + played(board, "e4", "e5")
     seen = [board.piece_at(sq) for sq in chess.SQUARES]
     log += played(board, "Nf3", "Nc6")
-    changes = changes_since(log, seen)
+    changes = steps_since(log, seen)
     assert changes == [
         (chess.G1, None),
         (chess.F3, chess.Piece.from_symbol("N")),
@@ -65,18 +66,18 @@ def test_changes_after_the_board_last_looked_as_seen() -> None:
 def test_a_log_without_power_up_or_never_showing_the_board_is_unusable() -> None:
     board = chess.Board()
     seen = [board.piece_at(sq) for sq in chess.SQUARES]
-    assert changes_since(played(chess.Board(), "e4"), seen) is None
+    assert steps_since(played(chess.Board(), "e4"), seen) is None
     other = chess.Board()
     other.push_san("d4")
     log = listing(other) + played(other, "d5")
-    assert changes_since(log, seen) is None
+    assert steps_since(log, seen) is None
 
 
 def test_recover_replays_four_plies_as_reconstructed_moves() -> None:
     board = chess.Board()
     arbiter = Arbiter()
     log = listing(board) + played(board, "e4", "e5", "Nf3", "Nc6")
-    facts = arbiter.recover(changes_since(log, arbiter.last_seen()), snapshot(board), 10.0)
+    facts = arbiter.recover(steps_since(log, arbiter.last_seen()), snapshot(board), 10.0)
     moves = [f for f in facts if isinstance(f, MovePlayed)]
     assert [m.san for m in moves] == ["e4", "e5", "Nf3", "Nc6"]
     assert {m.completed_by for m in moves} == {CompletedBy.RECONSTRUCTED}
@@ -96,7 +97,7 @@ def test_recovered_moves_are_judged_by_article_4_too() -> None:
         StoredChange(square=chess.E4, piece=pawn, at=0.0),
     ]
     board.push_san("e4")
-    facts = arbiter.recover(changes_since(log, arbiter.last_seen()), snapshot(board), 10.0)
+    facts = arbiter.recover(steps_since(log, arbiter.last_seen()), snapshot(board), 10.0)
     assert [f.san for f in facts if isinstance(f, MovePlayed)] == ["e4"]
     assert [f.kind for f in facts if isinstance(f, AlertRaised)] == ["touch_move"]
 
@@ -106,7 +107,7 @@ def test_a_put_back_that_restores_the_last_seen_board_is_where_replay_starts() -
     # taken, so a lift and put-back just before the move is not replayed (a known limit).
     board = chess.Board()
     log = listing(board) + played(board, "e4", touch_first=chess.G1)
-    changes = changes_since(log, [chess.Board().piece_at(sq) for sq in chess.SQUARES])
+    changes = steps_since(log, [chess.Board().piece_at(sq) for sq in chess.SQUARES])
     assert changes == [(chess.E2, None), (chess.E4, chess.Piece.from_symbol("P"))]
 
 
@@ -116,3 +117,94 @@ def test_without_a_usable_log_the_full_board_still_gives_two_plies() -> None:
     played(board, "d4", "d5")
     facts = arbiter.recover([], snapshot(board), 10.0)
     assert [f.san for f in facts if isinstance(f, MovePlayed)] == ["d4", "d5"]
+
+
+# --- clock presses in the memory ----------------------------------------------------------------
+
+WHITE_SIDE = ClockSide.RIGHT
+
+
+def running_clock(arbiter: Arbiter, high: ClockSide, at: float) -> None:
+    """The clock runs on the ``high`` side (its lever is up)."""
+    reading = ClockReading(
+        left=300,
+        right=300,
+        running=True,
+        lever_high=high,
+        connected=True,
+        left_flag=False,
+        right_flag=False,
+        battery_low=False,
+        at=at,
+    )
+    arbiter.feed(reading, at)
+
+
+def press(color: chess.Color) -> StoredClockTime:
+    side = WHITE_SIDE if color == chess.WHITE else ClockSide.LEFT
+    return StoredClockTime(side=side, seconds=290, at=0.0)
+
+
+def played_and_pressed(board: chess.Board, *sans: str) -> list[DgtEvent]:
+    out: list[DgtEvent] = []
+    for san in sans:
+        color = board.turn
+        out += played(board, san)
+        out.append(press(color))
+    return out
+
+
+def clock_arbiter(board: chess.Board) -> Arbiter:
+    arbiter = Arbiter(EngineConfig(white_side=WHITE_SIDE), board.copy())
+    running_clock(arbiter, WHITE_SIDE if board.turn == chess.WHITE else ClockSide.LEFT, 1.0)
+    return arbiter
+
+
+def test_presses_are_recovered_in_order_with_the_changes() -> None:
+    board = chess.Board()
+    log = listing(board)
+    seen = [board.piece_at(sq) for sq in chess.SQUARES]
+    log += played_and_pressed(board, "e4", "e5")
+    steps = steps_since(log, seen)
+    assert steps is not None
+    assert [s for s in steps if isinstance(s, StoredPress)] == [
+        StoredPress(WHITE_SIDE),
+        StoredPress(ClockSide.LEFT),
+    ]
+    assert isinstance(steps[2], StoredPress)  # after e2 lifted and e4 placed
+
+
+def test_recovered_moves_with_their_presses_in_memory_were_pressed() -> None:
+    """Unplugged while the clock ran: two plies, each pressed. No clock_not_pressed."""
+    board = chess.Board()
+    board.push_san("d4")
+    board.push_san("d5")
+    arbiter = clock_arbiter(board)
+    log = listing(board) + played_and_pressed(board, "c4", "e6")
+    facts = arbiter.recover(steps_since(log, arbiter.last_seen()), snapshot(board), 10.0)
+    assert [f.san for f in facts if isinstance(f, MovePlayed)] == ["c4", "e6"]
+    assert [f for f in facts if isinstance(f, AlertRaised)] == []
+
+
+def test_a_recovered_move_whose_press_is_not_in_memory_was_not_pressed() -> None:
+    board = chess.Board()
+    arbiter = clock_arbiter(board)
+    log = listing(board) + played(board, "e4") + played_and_pressed(board, "e5")
+    facts = arbiter.recover(steps_since(log, arbiter.last_seen()), snapshot(board), 10.0)
+    assert [f.san for f in facts if isinstance(f, MovePlayed)] == ["e4", "e5"]
+    [alert] = [f for f in facts if isinstance(f, AlertRaised)]
+    assert (alert.kind, alert.details["unpressed_ply"]) == ("clock_not_pressed", 1)
+
+
+def test_two_plies_read_off_the_full_board_accuse_nobody_of_not_pressing() -> None:
+    """Without a memory nobody knows whether the clock was pressed: no alert."""
+    board = chess.Board()
+    arbiter = clock_arbiter(board)
+    board.push_san("e4")
+    board.push_san("e5")
+    facts = arbiter.recover(None, snapshot(board), 10.0)
+    assert [f.san for f in facts if isinstance(f, MovePlayed)] == ["e4", "e5"]
+    assert [f for f in facts if isinstance(f, AlertRaised)] == []
+    later = chess.Board(board.fen())
+    facts = arbiter.recover(None, snapshot(later), 11.0)  # the same board: nothing new
+    assert facts == []

@@ -16,14 +16,22 @@ import pytest
 from bridge.table.supervisor import BoardSupervisor
 from drivers import BoardUri
 from drivers.errors import BoardNotFoundError, LinkLostError
-from drivers.events import BoardEvent, BoardInfo, BoardSnapshot, Occupant, SquareEmptied
+from drivers.events import (
+    BoardEvent,
+    BoardInfo,
+    BoardSnapshot,
+    ClockSide,
+    Occupant,
+    SquareEmptied,
+)
 from drivers.link import (
     BatteryGauge,
     BoardLink,
     ClockControl,
     EventCallback,
     LedDisplay,
-    SquareChange,
+    RecoveredStep,
+    StoredPress,
 )
 
 START = tuple(chess.Board().piece_at(sq) for sq in chess.SQUARES)
@@ -32,9 +40,17 @@ START = tuple(chess.Board().piece_at(sq) for sq in chess.SQUARES)
 class ScriptedBoard:
     """A board behind a scripted link: how each open goes, what it says, what it stored."""
 
-    def __init__(self, opens: list[bool], stored: list[SquareChange] | None) -> None:
+    def __init__(
+        self,
+        opens: list[bool],
+        stored: list[RecoveredStep] | None,
+        *,
+        reread: BoardSnapshot | None = None,
+    ) -> None:
         self.opens = opens
         self.stored = stored
+        self.reread = reread
+        """The full board the link reports again after the memory, as the protocol says."""
         self.links: list[ScriptedLink] = []
         self.recalled_with: list[list[Occupant | None]] = []
 
@@ -71,9 +87,12 @@ class ScriptedLink:
     def battery(self) -> BatteryGauge | None:
         return None
 
-    async def recall(self, last_seen: Sequence[Occupant | None]) -> list[SquareChange] | None:
+    async def recall(self, last_seen: Sequence[Occupant | None]) -> list[RecoveredStep] | None:
         self.board.recalled_with.append(list(last_seen))
         self.on_event(SquareEmptied(square=chess.E2, at=1.0))  # live, during the recall
+        if self.board.reread is not None:
+            self.on_event(self.board.reread)
+            self.on_event(SquareEmptied(square=chess.D2, at=3.0))  # after the board was read
         return self.board.stored
 
     async def open(self) -> None:
@@ -94,10 +113,12 @@ class Table:
 
     def __init__(self) -> None:
         self.log: list[tuple[str, object]] = []
+        self.times: list[float] = []
         self.supervisor: BoardSupervisor | None = None
 
     def board_event(self, event: BoardEvent) -> None:
         self.log.append(("event", type(event).__name__))
+        self.times.append(event.at)
 
     def board_changed(self) -> None:
         assert self.supervisor is not None
@@ -106,8 +127,11 @@ class Table:
     def last_seen(self) -> Sequence[Occupant | None]:
         return START
 
-    def recovered(self, changes: list[SquareChange] | None, snapshot: BoardSnapshot | None) -> None:
-        self.log.append(("recovered", (changes, snapshot is not None)))
+    def recovered(
+        self, steps: list[RecoveredStep] | None, snapshot: BoardSnapshot | None, at: float
+    ) -> None:
+        self.log.append(("recovered", (steps, snapshot is not None)))
+        self.times.append(at)
 
 
 def supervised(board: ScriptedBoard) -> tuple[BoardSupervisor, Table]:
@@ -135,7 +159,7 @@ async def test_a_fresh_game_gets_events_live_and_recalls_nothing() -> None:
 
 
 async def test_a_resumed_game_holds_events_until_the_memory_is_replayed() -> None:
-    changes: list[SquareChange] = [(chess.E2, None), (chess.E4, chess.Piece(chess.PAWN, True))]
+    changes: list[RecoveredStep] = [(chess.E2, None), (chess.E4, chess.Piece(chess.PAWN, True))]
     board = ScriptedBoard([True], stored=changes)
     supervisor, table = supervised(board)
     await supervisor.open(recover=True)
@@ -147,7 +171,27 @@ async def test_a_resumed_game_holds_events_until_the_memory_is_replayed() -> Non
         ("recovered", (changes, True)),  # the full board read at open, after the memory
         ("event", "SquareEmptied"),  # what arrived during the recall, after both
     ]
+    assert table.times == [0.5, 1.0]  # the board read at open; the event as it arrived
     assert board.recalled_with == [list(START)]
+
+
+async def test_what_came_before_the_board_read_after_the_memory_is_in_it() -> None:
+    """The memory and the board read after it cover everything until then: square events held
+    before that reading are dropped (they would count twice), later ones keep their time."""
+    steps: list[RecoveredStep] = [(chess.E2, None), StoredPress(ClockSide.LEFT)]
+    reread = BoardSnapshot(squares=START, at=2.0)
+    board = ScriptedBoard([True], stored=steps, reread=reread)
+    supervisor, table = supervised(board)
+    await supervisor.open(recover=True)
+    task = asyncio.create_task(supervisor.run(recover=True))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    assert table.log == [
+        ("state", "connected"),
+        ("recovered", (steps, True)),
+        ("event", "SquareEmptied"),
+    ]
+    assert table.times == [2.0, 3.0]
 
 
 async def test_a_lost_link_is_reopened_with_backoff_and_recovers() -> None:
