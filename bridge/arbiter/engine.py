@@ -188,6 +188,8 @@ class Arbiter:
         self._clock: ClockReading | None = None
         self._white_side = self.config.white_side
         self._seen_board = False
+        self._last_change = 0.0
+        """When the board last changed (kept by ``set_game``: a correction is not a change)."""
         start = board if board is not None else chess.Board()
         self._physical: list[chess.Piece | None] = [start.piece_at(sq) for sq in chess.SQUARES]
         self.illegal_counts: dict[chess.Color, int] = {chess.WHITE: 0, chess.BLACK: 0}
@@ -217,7 +219,6 @@ class Arbiter:
         self._ply = _Ply()
         self._irregular = False
         self._awaiting_press: chess.Color | None = None
-        self._last_change = 0.0
         self._still_reported = False
         self._replaying = False
         self._unexplained: float | None = None

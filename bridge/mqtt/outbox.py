@@ -27,6 +27,14 @@ that a consumer that missed events can ask for them again (the ``replay`` comman
 in the outbox under their original ``seq``. Consumers drop the copies they already have by
 ``(epoch, seq)``. The journal table was added without changing the schema version: older
 versions of the program ignore it.
+
+The answered requests: each arbiter request carried out is kept, with its response, until its
+``expires_at`` (:meth:`Outbox.remember_answer`, :meth:`Outbox.answer`), so that a repeat of it,
+even after a restart, is answered the same and carried out no second time. Added like the journal,
+without a schema version change.
+
+:meth:`Outbox.batch` makes everything stored inside it one transaction: a move's events and the
+game saved with them, a request's changes, its response and its record.
 """
 
 from __future__ import annotations
@@ -68,6 +76,14 @@ CREATE TABLE IF NOT EXISTS kv (
     key TEXT PRIMARY KEY,
     value BLOB NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS answered (
+    command TEXT NOT NULL,
+    txn TEXT NOT NULL,
+    digest BLOB NOT NULL,
+    response BLOB NOT NULL,
+    expires REAL NOT NULL,
+    PRIMARY KEY (command, txn)
+) WITHOUT ROWID;
 INSERT OR IGNORE INTO counter (name, value) VALUES ('epoch', 0), ('seq', 0);
 """
 
@@ -81,6 +97,14 @@ class OutboxLockedError(RuntimeError):
             "give each table its own state directory"
         )
         self.path = path
+
+
+@dataclass(frozen=True, slots=True)
+class StoredAnswer:
+    """A request answered before: the digest of the request and the response sent."""
+
+    digest: bytes
+    response: bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +146,7 @@ class Outbox:
         if journal_size < 1:
             raise ValueError(f"journal_size must be at least 1, got {journal_size}")
         self._journal_size = journal_size
+        self._batched = False
         state_dir.mkdir(parents=True, exist_ok=True)
         self.path = state_dir / DB_NAME
         self._lock_fd = _lock(state_dir / LOCK_NAME)
@@ -278,11 +303,56 @@ class Outbox:
 
     def put(self, key: str, value: bytes) -> None:
         """Store a value of the daemon's own state."""
-        self._db.execute(
-            "INSERT INTO kv (key, value) VALUES (?, ?) "
-            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            (key, value),
-        )
+        with self._transaction() as db:
+            db.execute(
+                "INSERT INTO kv (key, value) VALUES (?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    def answer(self, command: str, transaction: str, now: float) -> StoredAnswer | None:
+        """The answer kept for ``(command, transaction)``, unless it expired before ``now``."""
+        row = self._db.execute(
+            "SELECT digest, response FROM answered WHERE command = ? AND txn = ? AND expires >= ?",
+            (command, transaction, now),
+        ).fetchone()
+        return None if row is None else StoredAnswer(bytes(row[0]), bytes(row[1]))
+
+    def remember_answer(
+        self,
+        command: str,
+        transaction: str,
+        answer: StoredAnswer,
+        *,
+        expires: float,
+        now: float,
+    ) -> None:
+        """Keep ``answer`` for ``(command, transaction)`` until ``expires`` (Unix seconds);
+        the answers expired before ``now`` are dropped."""
+        with self._transaction() as db:
+            db.execute("DELETE FROM answered WHERE expires < ?", (now,))
+            db.execute(
+                "INSERT OR REPLACE INTO answered (command, txn, digest, response, expires) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (command, transaction, answer.digest, answer.response, expires),
+            )
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Make everything stored inside one transaction: all of it is on disk, or none.
+
+        Nested batches join the outer one. The ``seq`` numbers handed out inside a batch that
+        fails are not handed out again (``seq`` may have gaps; it is never reused).
+        """
+        if self._batched:
+            yield
+            return
+        with self._transaction():
+            self._batched = True
+            try:
+                yield
+            finally:
+                self._batched = False
 
     def checkpoint(self) -> None:
         """Copy the WAL into the database file, on a connection of its own.
@@ -316,11 +386,15 @@ class Outbox:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
+        if self._batched:
+            yield self._db  # part of the batch's transaction
+            return
         self._db.execute("BEGIN IMMEDIATE")
         try:
             yield self._db
         except BaseException:
-            self._db.execute("ROLLBACK")
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
 

@@ -31,7 +31,7 @@ from bridge import __version__
 from bridge.arbiter import rules
 from bridge.arbiter.engine import Arbiter, EngineConfig, GameSnapshot
 from bridge.arbiter.facts import Fact, MovePlayed, TouchReported
-from bridge.mqtt.outbox import Outbox
+from bridge.mqtt.outbox import Outbox, StoredAnswer
 from bridge.mqtt.publisher import Publisher
 from bridge.table import sdnotify
 from bridge.table.lights import SquareLights
@@ -366,18 +366,27 @@ class TableDaemon:
     # -- arbiter commands ---------------------------------------------------------------------
 
     async def _on_request(self, command: str, raw: bytes) -> None:
-        """Carry out one ``request/{command}`` (bridge.wire.commands) and publish its outcome."""
-        outcome = commands.handle(
-            command,
-            raw,
-            arbiter=self.arbiter,
-            assignment=self.assignment,
-            wall_now=time.time(),
-            now=self._now(),
-        )
-        if outcome.silent:
-            log.warning("ignoring a request with an unusable command name %r", command[:64])
+        """Carry out one ``request/{command}`` (bridge.wire.commands) and publish its outcome.
+
+        A request is carried out once: a repeat of an answered transaction (until its
+        ``expires_at``) gets the first response and changes nothing.
+        """
+        wall_now = time.time()
+        checked = commands.check(command, raw, wall_now=wall_now)
+        if isinstance(checked, commands.CommandOutcome):
+            if checked.silent:
+                log.warning("ignoring a request with an unusable command name %r", command[:64])
+                return
+            self._respond(checked)
             return
+        first = self.outbox.answer(command, checked.transaction, wall_now)
+        if first is not None:
+            response = msgspec.json.decode(first.response, type=commands.Response)
+            self._respond(commands.repeat_of(checked, response, first.digest))
+            return
+        outcome = commands.carry_out(
+            checked, arbiter=self.arbiter, assignment=self.assignment, now=self._now()
+        )
         setting, link = outcome.set_clock, self.board.link
         if setting is not None:
             clock = None if link is None else link.clock
@@ -389,6 +398,17 @@ class TableDaemon:
                 )
             else:
                 await clock.set_clock(setting)
+        # The changes, the response and the record of the answer: one transaction.
+        with self.outbox.batch():
+            outcome = self._apply(outcome)
+            self._respond(outcome)
+            answer = StoredAnswer(checked.digest, msgspec.json.encode(outcome.response))
+            self.outbox.remember_answer(
+                command, checked.transaction, answer, expires=checked.expires, now=wall_now
+            )
+
+    def _apply(self, outcome: commands.CommandOutcome) -> commands.CommandOutcome:
+        """What only the shell can do of an accepted request; the outcome with its data."""
         if outcome.new_game:
             game_id = new_game_id(self.options.table)
             if self.game_id == game_id or self.game_id.startswith(game_id + "-"):
@@ -408,8 +428,13 @@ class TableDaemon:
             self.lights.update(self.arbiter, (), self._leds())
         if outcome.replay_from is not None:
             outcome = outcome.with_data(**self._replay(outcome.replay_from))
-        log.info("%s %s: %s", command, outcome.response.status, outcome.response.error or "done")
-        self.publisher.publish("response", outcome.topic_suffix, outcome.response)
+        return outcome
+
+    def _respond(self, outcome: commands.CommandOutcome) -> None:
+        response = outcome.response
+        what = "repeat, answered as before" if outcome.repeated else response.error or "done"
+        log.info("%s %s: %s", outcome.command, response.status, what)
+        self.publisher.publish("response", outcome.topic_suffix, response)
 
     def _replay(self, from_seq: int) -> dict[str, int | bool | None]:
         """Queue the journaled events from ``from_seq`` again, with their original seq."""

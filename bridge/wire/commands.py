@@ -16,6 +16,11 @@ or Unix seconds: past, or more than :data:`MAX_EXPIRY_AHEAD` seconds ahead, is r
 chess content with python-chess (FEN, legal UCI moves, plies in range). A refused request changes
 nothing.
 
+A request is carried out once: its ``(command, transaction)`` is kept with its response until its
+``expires_at`` (the shell keeps them, in the outbox), and a repeat of it (a QoS 1 redelivery, a
+client retrying) gets the first response again and changes nothing (:func:`check`,
+:func:`carry_out`, :func:`repeat_of`).
+
 :func:`handle` is pure: no I/O and no clock reads (``wall_now`` and ``now`` come in). It changes
 the :class:`~bridge.arbiter.engine.Arbiter` it is given only when the request is accepted, and
 returns a :class:`CommandOutcome`: the response, the facts to publish, and what only the shell
@@ -25,6 +30,7 @@ can do (a new game id, the assignment to store, the clock to set, events to repl
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 import re
 from dataclasses import dataclass
@@ -62,6 +68,8 @@ MAX_CLOCK_SECONDS: Final = 9 * 3600 + 59 * 60 + 59
 
 COMMAND_NAME: Final = re.compile(r"[a-z][a-z0-9_]{0,31}")
 """A command name that is safe as the last level of the response topic."""
+
+_ENCODER: Final = msgspec.json.Encoder()
 
 ColorName = Literal["white", "black"]
 ResultText = Literal["1-0", "0-1", "1/2-1/2"]
@@ -236,6 +244,8 @@ class CommandOutcome:
     set_clock: ClockSetting | None = None
     replay_from: int | None = None
     """Resend the journaled events from this ``seq`` (and add the counts to the response)."""
+    repeated: bool = False
+    """A repeat of a request answered before: the same response, nothing changed."""
 
     @property
     def ok(self) -> bool:
@@ -278,6 +288,23 @@ class _Context:
 # --- the handler -------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckedRequest:
+    """A request that passed every check that needs no game: ready to be carried out.
+
+    ``(command, transaction)`` names it for idempotency: a repeat (a QoS 1 redelivery, a client
+    retrying) is answered with the first response until ``expires`` (Unix seconds). ``digest``
+    tells a repeat from another request reusing the transaction: it covers the command and
+    every field but ``expires_at`` (a retry may carry a later expiry).
+    """
+
+    command: str
+    request: _Request
+    transaction: str
+    expires: float
+    digest: bytes
+
+
 def handle(
     command: str,
     payload: bytes,
@@ -297,6 +324,15 @@ def handle(
         wall_now: Unix seconds now, for ``expires_at``.
         now: the engine's time (as given to ``Arbiter.feed``).
     """
+    checked = check(command, payload, wall_now=wall_now)
+    if isinstance(checked, CommandOutcome):
+        return checked
+    return carry_out(checked, arbiter=arbiter, assignment=assignment, now=now)
+
+
+def check(command: str, payload: bytes, *, wall_now: float) -> CheckedRequest | CommandOutcome:
+    """The checks of :func:`handle` that need no game: a :class:`CheckedRequest`, or the
+    refusal (``silent`` when the command name cannot even be answered)."""
     if not COMMAND_NAME.fullmatch(command):
         unsafe = _error(command, None, "unusable command name")
         return dataclasses.replace(unsafe, silent=True)
@@ -328,12 +364,42 @@ def handle(
         request = msgspec.json.decode(payload, type=schema)
     except msgspec.ValidationError as exc:
         return _error(command, echo, f"invalid {command} request: {exc}")
-    context = _Context(command, request.transaction, arbiter, assignment, now)
     try:
-        check_expiry(request.expires_at, wall_now)
-        return _run(request, context)
+        expires = check_expiry(request.expires_at, wall_now)
     except RejectedError as exc:
         return _error(command, request.transaction, str(exc))
+    canonical = _ENCODER.encode([command, msgspec.structs.replace(request, expires_at=0.0)])
+    return CheckedRequest(
+        command=command,
+        request=request,
+        transaction=request.transaction,
+        expires=expires,
+        digest=hashlib.sha256(canonical).digest(),
+    )
+
+
+def carry_out(
+    checked: CheckedRequest, *, arbiter: Arbiter, assignment: Assignment, now: float
+) -> CommandOutcome:
+    """Carry out a checked request on ``arbiter`` (changed only if the request is accepted)."""
+    context = _Context(checked.command, checked.transaction, arbiter, assignment, now)
+    try:
+        return _run(checked.request, context)
+    except RejectedError as exc:
+        return _error(checked.command, checked.transaction, str(exc))
+
+
+def repeat_of(checked: CheckedRequest, first: Response, digest: bytes) -> CommandOutcome:
+    """The answer to a request whose transaction was answered before (``first``, for a
+    request of ``digest``): the first response again, or a refusal if the request differs."""
+    if digest == checked.digest:
+        return CommandOutcome(command=checked.command, response=first, repeated=True)
+    return _error(
+        checked.command,
+        checked.transaction,
+        f"transaction {checked.transaction!r} already answered a different {checked.command} "
+        "request; use a new transaction for a new request",
+    )
 
 
 def check_expiry(expires_at: str | float, wall_now: float) -> float:

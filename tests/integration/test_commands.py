@@ -200,3 +200,50 @@ async def test_adjust_clock_sets_the_dgt_clock(
         assert "lever is up on white's side" in response["error"]
         assert emu.clock_running == "right"
         assert game(sub)["fen"] == chess.STARTING_FEN
+
+
+async def test_a_repeated_request_is_carried_out_once_even_after_a_restart(
+    mosquitto: Mosquitto, mqtt_subscribe: Subscribe, table_id: str, tmp_path: Path
+) -> None:
+    """The same takeback twice (a QoS 1 redelivery, a client retrying) takes back one ply;
+    the same incorrect draw claim twice gives one penalty; a repeat after a restart too."""
+    topic = f"chessbridge/1/table/{table_id}/#"
+    takeback = json.dumps(body(plies=1)).encode()
+    claim = json.dumps(body()).encode()
+    async with DgtEmulator(clock=False) as emu, mqtt_subscribe(mosquitto, topic) as sub:
+        async with daemon(f"dgt:{emu.path}", table_id, mosquitto.url, tmp_path / "state"):
+            await started(sub)
+            for ply, (start, end, piece) in enumerate([("e2", "e4", "P"), ("e7", "e5", "p")], 1):
+                await emu.lift(start)
+                await emu.place(end, piece)
+                await sub.wait_for(lambda _, n=ply: len(sub.on("event/move")) >= n)  # type: ignore[misc]
+            first = await ask(sub, table_id, "takeback", takeback)
+            again = await ask(sub, table_id, "takeback", takeback)
+            assert first["status"] == "ok"
+            assert again == first
+            await sub.wait_for(lambda _: moves_of(game(sub)) == ["e2e4"])
+            await emu.lift("e5")  # the players put the pawn back
+            await emu.place("e7", "p")
+
+            first_claim = await ask(sub, table_id, "claim_draw", claim)
+            assert (first_claim["status"], first_claim["data"]["valid"]) == ("ok", False)
+            assert await ask(sub, table_id, "claim_draw", claim) == first_claim
+            # A different request under a used transaction is refused, and changes nothing.
+            reused = json.loads(takeback)
+            reused["plies"] = 2
+            refused = await ask(sub, table_id, "takeback", reused)
+            assert refused["status"] == "error"
+            assert "already answered a different takeback request" in refused["error"]
+
+        async with daemon(f"dgt:{emu.path}", table_id, mosquitto.url, tmp_path / "state"):
+            await sub.wait_for(lambda _: len(payloads(sub, "status")) >= 3, within=15)
+            assert await ask(sub, table_id, "takeback", takeback) == first
+            assert await ask(sub, table_id, "claim_draw", claim) == first_claim
+            # One more move, so that the retained game is published by this daemon too.
+            await emu.lift("e7")
+            await emu.place("e5", "p")
+            await sub.wait_for(lambda _: moves_of(game(sub)) == ["e2e4", "e7e5"])
+
+    alerts = [p["data"]["kind"] for p in payloads(sub, "event/alert")]
+    assert alerts == ["incorrect_claim"]
+    assert [p["data"]["san"] for p in payloads(sub, "event/move")] == ["e4", "e5", "e5"]

@@ -601,3 +601,55 @@ def test_the_assignment_is_in_the_retained_game_and_the_saved_game() -> None:
     assert msgspec.json.decode(msgspec.json.encode(saved), type=SavedGame) == saved
     old = b'{"id":"g1","start_fen":"s","moves":[],"rules":"r","result":null}'
     assert msgspec.json.decode(old, type=SavedGame).assignment == Assignment()
+
+
+# --- a request is carried out once ---------------------------------------------------------------
+
+
+def checked(command: str, payload: bytes) -> commands.CheckedRequest:
+    result = commands.check(command, payload, wall_now=WALL)
+    assert isinstance(result, commands.CheckedRequest)
+    return result
+
+
+def test_a_repeat_is_known_by_its_content_whatever_its_expiry_or_key_order() -> None:
+    first = checked("takeback", request(plies=1))
+    again = checked(
+        "takeback",
+        msgspec.json.encode({"plies": 1, "expires_at": WALL + 120, "transaction": "tx-1"}),
+    )
+    assert (again.transaction, again.digest) == (first.transaction, first.digest)
+    assert first.expires == WALL + 60
+    other = checked("takeback", request(plies=2))
+    assert other.digest != first.digest
+    assert checked("claim_draw", request()).digest != checked("takeback", request()).digest
+
+
+def test_a_repeat_gets_the_first_response_and_changes_nothing() -> None:
+    arbiter = arbiter_after(["e2e4", "e7e5"])
+    first = checked("takeback", request(plies=1))
+    outcome = commands.carry_out(first, arbiter=arbiter, assignment=Assignment(), now=NOW)
+    assert outcome.ok
+    before = arbiter.snapshot()
+    again = commands.repeat_of(first, outcome.response, first.digest)
+    assert (again.response, again.repeated) == (outcome.response, True)
+    assert (again.facts, again.game_changed, again.new_game) == ((), False, False)
+    assert arbiter.snapshot() == before
+
+
+def test_a_transaction_reused_for_another_request_is_refused() -> None:
+    first = checked("takeback", request(plies=1))
+    other = checked("takeback", request(plies=2))
+    refused = commands.repeat_of(
+        other, commands.Response(transaction="tx-1", status="ok", data={}, error=None), first.digest
+    )
+    assert refused.response.status == "error"
+    assert refused.response.error is not None
+    assert "already answered a different takeback request" in refused.response.error
+    assert not refused.repeated
+
+
+def test_an_expired_request_is_refused_before_it_is_checked_for_repeats() -> None:
+    outcome = commands.check("takeback", request(expires_at=WALL - 1), wall_now=WALL)
+    assert isinstance(outcome, CommandOutcome)
+    assert outcome.response.status == "error"

@@ -501,3 +501,15 @@ def test_a_press_on_an_unexplained_board_is_a_mismatch_not_an_illegal_move() -> 
     facts = table.press(chess.WHITE)
     assert [a.kind for a in alerts(facts)] == ["board_mismatch"]
     assert table.arbiter.illegal_counts[chess.WHITE] == 0
+
+
+def test_a_correction_does_not_judge_a_clockless_board_at_once() -> None:
+    """A takeback leaves the board a move ahead for a moment: it is not an old, still board."""
+    table = Table(clock=False)
+    table.play("e4", press=False)
+    table.play("e5", press=False)
+    board = table.arbiter.board.copy()
+    board.pop()
+    table.arbiter.set_game(board, keep_counts=True)
+    deadline = table.arbiter.next_deadline()
+    assert deadline is None or deadline > table.now

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge.mqtt.outbox import Outbox, OutboxLockedError, OutboxRow
+from bridge.mqtt.outbox import Outbox, OutboxLockedError, OutboxRow, StoredAnswer
 
 
 def _payload(epoch: int, seq: int) -> bytes:
@@ -221,3 +221,39 @@ def test_failing_payload_factory_leaves_the_journal_alone(tmp_path: Path) -> Non
 def test_journal_size_must_be_positive(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="journal_size"):
         Outbox(tmp_path, journal_size=0)
+
+
+def test_answers_are_kept_until_they_expire_and_across_reopen(tmp_path: Path) -> None:
+    answer = StoredAnswer(b"digest", b'{"status":"ok"}')
+    with Outbox(tmp_path) as outbox:
+        outbox.remember_answer("takeback", "tx-1", answer, expires=1000.0, now=900.0)
+        assert outbox.answer("takeback", "tx-1", 950.0) == answer
+        assert outbox.answer("claim_draw", "tx-1", 950.0) is None
+    with Outbox(tmp_path) as outbox:
+        assert outbox.answer("takeback", "tx-1", 1000.0) == answer
+        assert outbox.answer("takeback", "tx-1", 1000.5) is None  # expired
+        # Expired answers are dropped when another is kept.
+        outbox.remember_answer("assign", "tx-2", answer, expires=3000.0, now=2000.0)
+        (count,) = outbox._db.execute("SELECT count(*) FROM answered").fetchone()
+        assert count == 1
+
+
+def test_a_batch_is_one_transaction(tmp_path: Path) -> None:
+    def crashing(outbox: Outbox) -> None:
+        with outbox.batch():
+            outbox.add("t/a", lambda e, s: b"a")
+            outbox.put("game", b"new")
+            raise RuntimeError("crash")
+
+    with Outbox(tmp_path) as outbox:
+        with pytest.raises(RuntimeError, match="crash"):
+            crashing(outbox)
+        assert outbox.pending() == []
+        assert outbox.get("game") is None
+        with outbox.batch():
+            seq = outbox.add("t/b", lambda e, s: b"b")
+            outbox.put("game", b"newer")
+        assert [row.seq for row in outbox.pending()] == [seq]
+    with Outbox(tmp_path) as outbox:
+        assert outbox.get("game") == b"newer"
+        assert [row.payload for row in outbox.pending()] == [b"b"]
