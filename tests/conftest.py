@@ -12,6 +12,8 @@ generated config; never a mock and never a public broker.
 - ``mqtt_subscribe`` (function): ``async with mqtt_subscribe(broker, "chessbridge/1/#") as sub:``
   collects messages; ``await sub.wait_for(lambda msgs: ...)``.
 - ``table_id`` (function): a fresh table id, unique across tests and runs.
+- ``small_disk`` (function): a real file system of its own, 4 MiB of tmpfs mounted for the test
+  (``fill()`` it to the last byte, ``free()`` it again); skipped where the test may not mount.
 
 Mark a test ``@pytest.mark.allow_error_log`` when it expects ERROR log records.
 """
@@ -290,6 +292,61 @@ def mosquitto_private(mosquitto_factory: MosquittoFactory) -> Mosquitto:
 def table_id() -> str:
     """A table id no other test or run uses (safe in topics and as an MQTT client id)."""
     return f"t{uuid.uuid4().hex[:12]}"
+
+
+# --- a small disk ------------------------------------------------------------------------------
+
+
+class SmallDisk:
+    """A tmpfs of ``size`` bytes mounted at ``path``, for running out of space for real."""
+
+    def __init__(self, path: Path, size: int) -> None:
+        self.path = path
+        self.size = size
+        self._filler = path / "filler"
+
+    def fill(self) -> None:
+        """Take every free byte (the file system says ENOSPC to anyone else)."""
+        fd = os.open(self._filler, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            chunk = 65536
+            while chunk >= 1:
+                try:
+                    os.write(fd, b"\0" * chunk)
+                except OSError:
+                    chunk //= 2  # the last few pages, then nothing
+        finally:
+            os.close(fd)
+
+    def free(self) -> None:
+        """Give the space back."""
+        self._filler.unlink(missing_ok=True)
+
+    def available(self) -> int:
+        return shutil.disk_usage(self.path).free
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[SmallDisk]:
+    """A 4 MiB tmpfs of the test's own (needs root or CAP_SYS_ADMIN: skipped otherwise)."""
+    path = tmp_path / "disk"
+    path.mkdir()
+    size = 4 * 1024 * 1024
+    mount = shutil.which("mount")
+    if mount is None:
+        pytest.skip("no mount command to mount a small tmpfs for a full-disk test")
+    done = subprocess.run(
+        [mount, "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs for a full-disk test: {done.stderr.strip()}")
+    try:
+        yield SmallDisk(path, size)
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False, capture_output=True)
 
 
 # --- subscribers -------------------------------------------------------------------------------

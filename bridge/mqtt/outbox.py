@@ -35,6 +35,17 @@ without a schema version change.
 
 :meth:`Outbox.batch` makes everything stored inside it one transaction: a move's events and the
 game saved with them, a request's changes, its response and its record.
+
+When the disk cannot be written (full, failing, or remounted read-only), nothing raises: the
+outbox keeps what it could not write in memory (:attr:`Outbox.trouble` says why, and
+``on_trouble`` is told), sends it all the same, and writes it in one transaction when
+:meth:`Outbox.retry` succeeds. What was sent and acknowledged meanwhile is not written (its
+journal copy is). Only a crash before the space returns loses the unwritten part. A restart on a
+full disk would fail at the epoch increment, so the outbox keeps a reserve file
+(``outbox.reserve``, :data:`RESERVE_SIZE`) and gives back one :data:`RESERVE_STEP` of it each
+time it opens on a full disk; it grows it back once it can write again. If even that is gone,
+the epoch of that run is kept in memory and its ``seq`` numbers jump ahead by a random amount,
+so that ``(epoch, seq)`` stays unique should that run also end before the space returns.
 """
 
 from __future__ import annotations
@@ -42,15 +53,25 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import random
+import shutil
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal, Self
 
 DB_NAME: Final = "outbox.sqlite3"
 LOCK_NAME: Final = "outbox.lock"
+RESERVE_NAME: Final = "outbox.reserve"
+RESERVE_SIZE: Final = 512 * 1024
+"""Bytes kept in reserve for opening the outbox (and counting the epoch) on a full disk."""
+RESERVE_STEP: Final = 128 * 1024
+"""Bytes of the reserve given back per open on a full disk (an open needs about 50 KB)."""
+NO_SPACE: Final = "no space left on the disk"
+SEQ_JUMP: Final = (1_000_000, 1_000_000_000)
+"""Range of the random jump of ``seq`` in a run whose epoch could not be written."""
 JOURNAL_SIZE: Final = 10_000
 """Non-retained payloads kept for replay (about a day of a busy table with touch events)."""
 _SCHEMA_VERSION: Final = 1
@@ -99,6 +120,17 @@ class OutboxLockedError(RuntimeError):
         self.path = path
 
 
+class OutboxUnavailableError(RuntimeError):
+    """The outbox cannot even be opened: the disk has no room left at all (or fails)."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(
+            f"cannot open the outbox in {str(path)!r}: {reason}; free space on that file system "
+            "(or mend it) and start again"
+        )
+        self.path = path
+
+
 @dataclass(frozen=True, slots=True)
 class StoredAnswer:
     """A request answered before: the digest of the request and the response sent."""
@@ -119,6 +151,23 @@ class OutboxRow:
 
 PayloadFactory = Callable[[int, int], bytes]
 """Builds the payload for ``(epoch, seq)``."""
+
+_Write = Callable[[sqlite3.Connection], None]
+_Keep = Callable[[], None]
+
+
+@dataclass(slots=True)
+class _Unwritten:
+    """What the disk would not take yet, kept in memory until :meth:`Outbox.retry`."""
+
+    rows: dict[int, OutboxRow] = field(default_factory=dict)
+    journal: list[OutboxRow] = field(default_factory=list)
+    kv: dict[str, bytes] = field(default_factory=dict)
+    answers: dict[tuple[str, str], tuple[StoredAnswer, float]] = field(default_factory=dict)
+    acks: set[int] = field(default_factory=set)
+    """Rows on disk that were sent (or replaced) but could not be deleted."""
+    epoch: bool = False
+    """The epoch increment of this run is not on disk."""
 
 
 class Outbox:
@@ -141,14 +190,23 @@ class Outbox:
         Raises:
             ValueError: ``journal_size`` is below 1.
             OutboxLockedError: another process has it open.
+            OutboxUnavailableError: the disk has no room at all, not even the reserve's.
             sqlite3.Error: the database cannot be opened or is damaged.
         """
         if journal_size < 1:
             raise ValueError(f"journal_size must be at least 1, got {journal_size}")
         self._journal_size = journal_size
-        self._batched = False
+        self._batch: list[_Keep] | None = None
+        self._depth = 0
+        self._unwritten: _Unwritten | None = None
+        self.trouble: str | None = None
+        """Why the disk cannot be written now (``None``: everything is on disk)."""
+        self.on_trouble: Callable[[str | None], None] | None = None
+        """Told when the disk stops taking writes (the reason) and when it takes them again."""
         state_dir.mkdir(parents=True, exist_ok=True)
+        self.state_dir = state_dir
         self.path = state_dir / DB_NAME
+        self._reserve = state_dir / RESERVE_NAME
         self._lock_fd = _lock(state_dir / LOCK_NAME)
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None)
@@ -156,11 +214,38 @@ class Outbox:
             os.close(self._lock_fd)
             raise
         try:
-            self.epoch, self._last_seq = self._open(synchronous)
+            self.epoch, self._last_seq = self._open_on_any_disk(synchronous)
         except BaseException:
             self._db.close()
             os.close(self._lock_fd)
             raise
+        if self._unwritten is None:
+            self._grow_reserve()
+
+    def _open_on_any_disk(self, synchronous: str) -> tuple[int, int]:
+        """Open, counting the epoch; on a full disk, with the reserve's help or without."""
+        while True:
+            try:
+                return self._open(synchronous)
+            except sqlite3.Error as exc:
+                reason = cannot_write(exc, self.state_dir)
+                if reason is None:
+                    raise
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                if not self._shrink_reserve():
+                    break
+        # No reserve left: run on an epoch kept in memory (see the module docstring), if the
+        # disk lets us read (a database closed cleanly needs room for its WAL index even then).
+        try:
+            epoch, last_seq = self._counters()
+        except sqlite3.Error as exc:
+            raise OutboxUnavailableError(
+                self.state_dir, cannot_write(exc, self.state_dir) or str(exc)
+            ) from exc
+        self._unwritten = _Unwritten(epoch=True)
+        self.trouble = reason
+        return epoch + 1, last_seq + random.randint(*SEQ_JUMP)
 
     def _open(self, synchronous: str) -> tuple[int, int]:
         db = self._db
@@ -183,6 +268,11 @@ class Outbox:
         # No automatic checkpoint inside a commit (it syncs the database file: a stall of up to
         # tens of ms on the event loop, more on an SD card); ``checkpoint()`` runs off the loop.
         db.execute("PRAGMA wal_autocheckpoint=0")
+        return self._counters()
+
+    def _counters(self) -> tuple[int, int]:
+        """The epoch and the last ``seq`` on disk."""
+        db = self._db
         counters = dict(db.execute("SELECT name, value FROM counter").fetchall())
         (max_row,) = db.execute("SELECT coalesce(max(seq), 0) FROM outbox").fetchone()
         (journaled,) = db.execute("SELECT count(*) FROM journal").fetchone()
@@ -193,6 +283,8 @@ class Outbox:
     def last_seq(self) -> int:
         """The last ``seq`` handed out (0 before the first)."""
         return self._last_seq
+
+    # --- writing -------------------------------------------------------------------------------
 
     def add(self, topic: str, payload_factory: PayloadFactory, retain: bool = False) -> int:
         """Allocate the next ``seq``, build its payload and store the row; return the ``seq``.
@@ -205,78 +297,62 @@ class Outbox:
         ``payload_factory(epoch, seq)`` must not touch the outbox.
         """
         seq = self._last_seq + 1
-        payload = payload_factory(self.epoch, seq)
-        with self._transaction() as db:
+        row = OutboxRow(seq, topic, payload_factory(self.epoch, seq), retain)
+
+        def write(db: sqlite3.Connection) -> None:
             db.execute("UPDATE counter SET value = ? WHERE name = 'seq'", (seq,))
             if retain:
                 db.execute("DELETE FROM outbox WHERE retain AND topic = ?", (topic,))
             db.execute(
                 "INSERT INTO outbox (seq, topic, payload, retain) VALUES (?, ?, ?, ?)",
-                (seq, topic, payload, int(retain)),
+                (seq, topic, row.payload, int(retain)),
             )
-            journaled = self._journaled
             if not retain:
                 db.execute(
                     "INSERT INTO journal (seq, topic, payload) VALUES (?, ?, ?)",
-                    (seq, topic, payload),
+                    (seq, topic, row.payload),
                 )
-                journaled += 1
-                excess = journaled - self._journal_size
-                if excess > 0:
-                    db.execute(
-                        "DELETE FROM journal WHERE seq IN "
-                        "(SELECT seq FROM journal ORDER BY seq LIMIT ?)",
-                        (excess,),
-                    )
-                    journaled -= excess
-        self._journaled = journaled
+                self._journaled += 1
+                self._prune_journal(db)
+
+        def keep() -> None:
+            kept = self._kept()
+            if retain:
+                for old in [r for r in kept.rows.values() if r.retain and r.topic == topic]:
+                    del kept.rows[old.seq]
+                kept.acks.update(self._disk_seqs("retain AND topic = ?", (topic,)))
+            kept.rows[seq] = row
+            if not retain:
+                kept.journal.append(row)
+                del kept.journal[: -self._journal_size]
+
+        self._write(write, keep)
         self._last_seq = seq
         return seq
 
     def next_seq(self) -> int:
         """Allocate a ``seq`` for a payload that is not stored (the Last Will, status)."""
         seq = self._last_seq + 1
-        with self._transaction() as db:
+
+        def write(db: sqlite3.Connection) -> None:
             db.execute("UPDATE counter SET value = ? WHERE name = 'seq'", (seq,))
+
+        self._write(write, lambda: None)  # the counter is written with the rest, later
         self._last_seq = seq
         return seq
 
-    def pending(self, limit: int = 100) -> list[OutboxRow]:
-        """Up to ``limit`` stored rows, oldest ``seq`` first."""
-        rows = self._db.execute(
-            "SELECT seq, topic, payload, retain FROM outbox ORDER BY seq LIMIT ?", (limit,)
-        ).fetchall()
-        return [
-            OutboxRow(seq, topic, payload, bool(retain)) for seq, topic, payload, retain in rows
-        ]
-
-    def is_pending(self, seq: int) -> bool:
-        """Whether the row of ``seq`` is still stored (not yet acknowledged)."""
-        row = self._db.execute("SELECT 1 FROM outbox WHERE seq = ?", (seq,)).fetchone()
-        return row is not None
-
-    def count(self) -> int:
-        """The number of rows waiting for acknowledgement."""
-        (count,) = self._db.execute("SELECT count(*) FROM outbox").fetchone()
-        return int(count)
-
     def ack(self, seq: int) -> None:
         """The broker acknowledged ``seq``: delete its row (no-op if already gone)."""
-        self._db.execute("DELETE FROM outbox WHERE seq = ?", (seq,))
 
-    def journal_since(self, seq: int, limit: int) -> list[OutboxRow]:
-        """Up to ``limit`` journaled (non-retained) payloads with a ``seq`` of at least ``seq``,
-        oldest first, exactly as they were first stored."""
-        rows = self._db.execute(
-            "SELECT seq, topic, payload FROM journal WHERE seq >= ? ORDER BY seq LIMIT ?",
-            (seq, limit),
-        ).fetchall()
-        return [OutboxRow(seq, topic, payload, False) for seq, topic, payload in rows]
+        def write(db: sqlite3.Connection) -> None:
+            db.execute("DELETE FROM outbox WHERE seq = ?", (seq,))
 
-    def journal_oldest(self) -> int | None:
-        """The oldest ``seq`` the journal still holds, or ``None`` if it is empty."""
-        (oldest,) = self._db.execute("SELECT min(seq) FROM journal").fetchone()
-        return None if oldest is None else int(oldest)
+        def keep() -> None:
+            kept = self._kept()
+            if kept.rows.pop(seq, None) is None:
+                kept.acks.add(seq)
+
+        self._write(write, keep)
 
     def requeue(self, rows: list[OutboxRow]) -> int:
         """Put ``rows`` back in the outbox under their own ``seq``, to be sent again in order.
@@ -285,38 +361,37 @@ class Outbox:
         how many rows were queued again. The publisher sends them with the next drain (it
         wakes on its next :meth:`~bridge.mqtt.publisher.Publisher.publish`).
         """
-        queued = 0
-        with self._transaction() as db:
-            for row in rows:
-                cursor = db.execute(
-                    "INSERT OR IGNORE INTO outbox (seq, topic, payload, retain) "
-                    "VALUES (?, ?, ?, ?)",
-                    (row.seq, row.topic, row.payload, int(row.retain)),
-                )
-                queued += cursor.rowcount
-        return queued
+        fresh = [row for row in rows if not self.is_pending(row.seq)]
 
-    def get(self, key: str) -> bytes | None:
-        """A value of the daemon's own state, or ``None``."""
-        row = self._db.execute("SELECT value FROM kv WHERE key = ?", (key,)).fetchone()
-        return None if row is None else bytes(row[0])
+        def write(db: sqlite3.Connection) -> None:
+            db.executemany(
+                "INSERT OR IGNORE INTO outbox (seq, topic, payload, retain) VALUES (?, ?, ?, ?)",
+                [(row.seq, row.topic, row.payload, int(row.retain)) for row in fresh],
+            )
+
+        def keep() -> None:
+            kept = self._kept()
+            for row in fresh:
+                kept.acks.discard(row.seq)
+                kept.rows[row.seq] = row
+
+        self._write(write, keep)
+        return len(fresh)
 
     def put(self, key: str, value: bytes) -> None:
         """Store a value of the daemon's own state."""
-        with self._transaction() as db:
+
+        def write(db: sqlite3.Connection) -> None:
             db.execute(
                 "INSERT INTO kv (key, value) VALUES (?, ?) "
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 (key, value),
             )
 
-    def answer(self, command: str, transaction: str, now: float) -> StoredAnswer | None:
-        """The answer kept for ``(command, transaction)``, unless it expired before ``now``."""
-        row = self._db.execute(
-            "SELECT digest, response FROM answered WHERE command = ? AND txn = ? AND expires >= ?",
-            (command, transaction, now),
-        ).fetchone()
-        return None if row is None else StoredAnswer(bytes(row[0]), bytes(row[1]))
+        def keep() -> None:
+            self._kept().kv[key] = value
+
+        self._write(write, keep)
 
     def remember_answer(
         self,
@@ -329,7 +404,8 @@ class Outbox:
     ) -> None:
         """Keep ``answer`` for ``(command, transaction)`` until ``expires`` (Unix seconds);
         the answers expired before ``now`` are dropped."""
-        with self._transaction() as db:
+
+        def write(db: sqlite3.Connection) -> None:
             db.execute("DELETE FROM answered WHERE expires < ?", (now,))
             db.execute(
                 "INSERT OR REPLACE INTO answered (command, txn, digest, response, expires) "
@@ -337,22 +413,236 @@ class Outbox:
                 (command, transaction, answer.digest, answer.response, expires),
             )
 
+        def keep() -> None:
+            self._kept().answers[(command, transaction)] = (answer, expires)
+
+        self._write(write, keep)
+
     @contextmanager
     def batch(self) -> Iterator[None]:
         """Make everything stored inside one transaction: all of it is on disk, or none.
 
-        Nested batches join the outer one. The ``seq`` numbers handed out inside a batch that
-        fails are not handed out again (``seq`` may have gaps; it is never reused).
+        Nested batches join the outer one. Nothing inside may await (the connection is shared
+        with the sender's acknowledgements). If the disk refuses the transaction, all of it is
+        kept in memory instead (see the module docstring). The ``seq`` numbers handed out
+        inside a batch that raises are not handed out again (``seq`` may have gaps).
         """
-        if self._batched:
-            yield
-            return
-        with self._transaction():
-            self._batched = True
+        self._depth += 1
+        try:
+            if self._depth > 1 or self._unwritten is not None:
+                yield
+                return
+            self._db.execute("BEGIN IMMEDIATE")
+            self._batch = []
             try:
                 yield
-            finally:
-                self._batched = False
+            except BaseException:
+                self._batch = None
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise
+            kept, self._batch = self._batch, None
+            if kept is not None:
+                try:
+                    self._db.execute("COMMIT")
+                except sqlite3.Error as exc:
+                    self._fall_back(exc, kept)
+        finally:
+            self._depth -= 1
+
+    def _write(self, write: _Write, keep: _Keep) -> None:
+        """Write on disk (in the batch's transaction, if any), or keep in memory."""
+        if self._unwritten is not None:
+            keep()
+            return
+        batch = self._batch
+        if batch is not None:
+            batch.append(keep)
+            try:
+                write(self._db)
+            except sqlite3.Error as exc:
+                self._batch = None
+                self._fall_back(exc, batch)
+            return
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            write(self._db)
+            self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self._fall_back(exc, [keep])
+
+    def _fall_back(self, exc: sqlite3.Error, keeps: list[_Keep]) -> None:
+        """The disk refused a transaction: undo it and keep all of it in memory instead."""
+        reason = cannot_write(exc, self.state_dir)
+        if self._db.in_transaction:
+            self._db.execute("ROLLBACK")
+        if reason is None:
+            raise exc
+        self._journaled = self._count_journal()
+        self._set_trouble(reason)
+        for keep in keeps:
+            keep()
+
+    def _kept(self) -> _Unwritten:
+        if self._unwritten is None:
+            self._unwritten = _Unwritten()
+        return self._unwritten
+
+    def _set_trouble(self, reason: str | None) -> None:
+        changed = reason != self.trouble
+        self.trouble = reason
+        if reason is None:
+            self._unwritten = None
+        else:
+            self._kept()
+        if changed and self.on_trouble is not None:
+            self.on_trouble(reason)
+
+    def retry(self) -> bool:
+        """Write what the disk would not take, in one transaction; true once all is on disk."""
+        kept = self._unwritten
+        if kept is None:
+            return True
+        db = self._db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            if kept.epoch:
+                db.execute("UPDATE counter SET value = ? WHERE name = 'epoch'", (self.epoch,))
+            db.execute("UPDATE counter SET value = ? WHERE name = 'seq'", (self._last_seq,))
+            db.executemany("DELETE FROM outbox WHERE seq = ?", [(seq,) for seq in kept.acks])
+            db.executemany(
+                "INSERT OR IGNORE INTO outbox (seq, topic, payload, retain) VALUES (?, ?, ?, ?)",
+                [(r.seq, r.topic, r.payload, int(r.retain)) for r in kept.rows.values()],
+            )
+            db.executemany(
+                "INSERT OR IGNORE INTO journal (seq, topic, payload) VALUES (?, ?, ?)",
+                [(r.seq, r.topic, r.payload) for r in kept.journal],
+            )
+            self._journaled = self._count_journal()
+            self._prune_journal(db)
+            db.executemany(
+                "INSERT INTO kv (key, value) VALUES (?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                list(kept.kv.items()),
+            )
+            db.executemany(
+                "INSERT OR REPLACE INTO answered (command, txn, digest, response, expires) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [
+                    (command, txn, answer.digest, answer.response, expires)
+                    for (command, txn), (answer, expires) in kept.answers.items()
+                ],
+            )
+            db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            reason = cannot_write(exc, self.state_dir)
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            if reason is None:
+                raise
+            self._journaled = self._count_journal()
+            self._set_trouble(reason)
+            return False
+        self._set_trouble(None)
+        self._grow_reserve()
+        return True
+
+    def _prune_journal(self, db: sqlite3.Connection) -> None:
+        excess = self._journaled - self._journal_size
+        if excess > 0:
+            db.execute(
+                "DELETE FROM journal WHERE seq IN (SELECT seq FROM journal ORDER BY seq LIMIT ?)",
+                (excess,),
+            )
+            self._journaled -= excess
+
+    def _count_journal(self) -> int:
+        (journaled,) = self._db.execute("SELECT count(*) FROM journal").fetchone()
+        return int(journaled)
+
+    # --- reading -------------------------------------------------------------------------------
+
+    def pending(self, limit: int = 100) -> list[OutboxRow]:
+        """Up to ``limit`` stored rows, oldest ``seq`` first."""
+        kept = self._unwritten
+        skip = 0 if kept is None else len(kept.acks)
+        rows = [
+            OutboxRow(seq, topic, payload, bool(retain))
+            for seq, topic, payload, retain in self._db.execute(
+                "SELECT seq, topic, payload, retain FROM outbox ORDER BY seq LIMIT ?",
+                (limit + skip,),
+            ).fetchall()
+        ]
+        if kept is None:
+            return rows
+        rows = [row for row in rows if row.seq not in kept.acks]
+        return sorted(rows + list(kept.rows.values()), key=lambda row: row.seq)[:limit]
+
+    def is_pending(self, seq: int) -> bool:
+        """Whether the row of ``seq`` is still stored (not yet acknowledged)."""
+        kept = self._unwritten
+        if kept is not None:
+            if seq in kept.rows:
+                return True
+            if seq in kept.acks:
+                return False
+        row = self._db.execute("SELECT 1 FROM outbox WHERE seq = ?", (seq,)).fetchone()
+        return row is not None
+
+    def count(self) -> int:
+        """The number of rows waiting for acknowledgement."""
+        (count,) = self._db.execute("SELECT count(*) FROM outbox").fetchone()
+        kept = self._unwritten
+        return int(count) if kept is None else int(count) - len(kept.acks) + len(kept.rows)
+
+    def journal_since(self, seq: int, limit: int) -> list[OutboxRow]:
+        """Up to ``limit`` journaled (non-retained) payloads with a ``seq`` of at least ``seq``,
+        oldest first, exactly as they were first stored."""
+        rows = [
+            OutboxRow(seq, topic, payload, False)
+            for seq, topic, payload in self._db.execute(
+                "SELECT seq, topic, payload FROM journal WHERE seq >= ? ORDER BY seq LIMIT ?",
+                (seq, limit),
+            ).fetchall()
+        ]
+        kept = self._unwritten
+        if kept is not None:
+            rows += [row for row in kept.journal if row.seq >= seq]
+        return rows[:limit]
+
+    def journal_oldest(self) -> int | None:
+        """The oldest ``seq`` the journal still holds, or ``None`` if it is empty."""
+        (oldest,) = self._db.execute("SELECT min(seq) FROM journal").fetchone()
+        if oldest is not None:
+            return int(oldest)
+        kept = self._unwritten
+        return kept.journal[0].seq if kept is not None and kept.journal else None
+
+    def get(self, key: str) -> bytes | None:
+        """A value of the daemon's own state, or ``None``."""
+        kept = self._unwritten
+        if kept is not None and key in kept.kv:
+            return kept.kv[key]
+        row = self._db.execute("SELECT value FROM kv WHERE key = ?", (key,)).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def answer(self, command: str, transaction: str, now: float) -> StoredAnswer | None:
+        """The answer kept for ``(command, transaction)``, unless it expired before ``now``."""
+        kept = self._unwritten
+        if kept is not None and (command, transaction) in kept.answers:
+            answer, expires = kept.answers[(command, transaction)]
+            return answer if expires >= now else None
+        row = self._db.execute(
+            "SELECT digest, response FROM answered WHERE command = ? AND txn = ? AND expires >= ?",
+            (command, transaction, now),
+        ).fetchone()
+        return None if row is None else StoredAnswer(bytes(row[0]), bytes(row[1]))
+
+    def _disk_seqs(self, where: str, args: tuple[object, ...]) -> list[int]:
+        rows = self._db.execute(f"SELECT seq FROM outbox WHERE {where}", args).fetchall()
+        return [int(seq) for (seq,) in rows]
+
+    # --- upkeep --------------------------------------------------------------------------------
 
     def checkpoint(self) -> None:
         """Copy the WAL into the database file, on a connection of its own.
@@ -367,10 +657,15 @@ class Outbox:
             db.close()
 
     def close(self) -> None:
-        """Close the database and release the state directory (idempotent)."""
+        """Close the database and release the state directory (idempotent).
+
+        What the disk would not take is tried once more; what is still unwritten is lost.
+        """
         if self._lock_fd < 0:
             return
         try:
+            with contextlib.suppress(sqlite3.Error):
+                self.retry()
             with contextlib.suppress(sqlite3.Error):
                 self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self._db.close()
@@ -384,19 +679,52 @@ class Outbox:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        if self._batched:
-            yield self._db  # part of the batch's transaction
-            return
-        self._db.execute("BEGIN IMMEDIATE")
+    def _grow_reserve(self) -> None:
+        """Bring the reserve back to :data:`RESERVE_SIZE`, if the disk has room."""
         try:
-            yield self._db
-        except BaseException:
-            if self._db.in_transaction:
-                self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+            fd = os.open(self._reserve, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError:
+            return
+        try:
+            if os.fstat(fd).st_size < RESERVE_SIZE:
+                os.posix_fallocate(fd, 0, RESERVE_SIZE)
+        except OSError:
+            pass  # no room now: grown again after the next successful retry
+        finally:
+            os.close(fd)
+
+    def _shrink_reserve(self) -> bool:
+        """Give back one step of the reserve; false if there was none left."""
+        try:
+            size = self._reserve.stat().st_size
+        except OSError:
+            return False
+        if size <= 0:
+            return False
+        os.truncate(self._reserve, max(0, size - RESERVE_STEP))
+        return True
+
+
+def cannot_write(exc: sqlite3.Error, where: Path | None = None) -> str | None:
+    """Why SQLite could not write, if the disk is to blame (full, failing, read-only);
+    ``None`` for any other error. ``where`` (a directory on that disk) tells a full disk from a
+    failing one when SQLite says only "disk I/O error" (it does when its WAL index cannot grow).
+    """
+    code = getattr(exc, "sqlite_errorcode", None)
+    if not isinstance(code, int):
+        return None
+    primary = code & 0xFF
+    if primary == sqlite3.SQLITE_FULL:
+        return NO_SPACE
+    if primary == sqlite3.SQLITE_READONLY:
+        return "the file system is read-only"
+    if primary in (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN):
+        if where is not None:
+            with contextlib.suppress(OSError):
+                if shutil.disk_usage(where).free < RESERVE_STEP:
+                    return NO_SPACE
+        return f"the disk failed ({exc})"
+    return None
 
 
 def _lock(path: Path) -> int:

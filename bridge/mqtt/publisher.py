@@ -159,6 +159,8 @@ class Publisher:
         self._run_task: asyncio.Task[None] | None = None
         self._session_started = False
         self._requests: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue(_MAX_QUEUED_REQUESTS)
+        self._problem: str | None = None
+        self._status_changed = asyncio.Event()
 
     @property
     def epoch(self) -> int:
@@ -216,6 +218,12 @@ class Publisher:
         them) costs nothing else.
         """
         self._descriptions[topic] = payload
+    def set_problem(self, problem: str | None) -> None:
+        """Say (or stop saying) in the retained ``status`` what keeps the table from working as
+        it should (``data.error``); published at once if connected, and on every connection."""
+        if problem != self._problem:
+            self._problem = problem
+            self._status_changed.set()
 
     async def flushed(self) -> None:
         """Wait until the outbox is empty: everything published so far was acknowledged."""
@@ -290,6 +298,7 @@ class Publisher:
 
     async def _announce(self, client: aiomqtt.Client, online_seq: int) -> None:
         await client.subscribe(self._request_filter, qos=1)
+        self._status_changed.clear()  # the online below says it
         online = self._status("online", online_seq)
         await client.publish(self._status_topic, online, qos=1, retain=True)
         for topic, (seq, payload) in list(self._retained.items()):
@@ -302,14 +311,15 @@ class Publisher:
         """Send and receive until the connection fails (raises) or :meth:`stop` (returns)."""
         receiver = asyncio.create_task(self._receive(client))
         sender = asyncio.create_task(self._send(client))
+        statuses = asyncio.create_task(self._send_status_changes(client))
         stopping = asyncio.create_task(self._stopping.wait())
-        tasks = {receiver, sender, stopping}
+        tasks = {receiver, sender, statuses, stopping}
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             if done == {stopping}:
                 # Give the outbox a moment to drain before going offline.
                 done, _ = await asyncio.wait(
-                    {receiver, sender},
+                    {receiver, sender, statuses},
                     timeout=self._drain_timeout,
                     return_when=asyncio.FIRST_COMPLETED,
                 )
@@ -346,6 +356,13 @@ class Publisher:
             finally:
                 for _, task in inflight:
                     task.cancel()
+
+    async def _send_status_changes(self, client: aiomqtt.Client) -> None:
+        """Publish ``status`` again whenever :meth:`set_problem` changes what it says."""
+        while True:
+            await self._status_changed.wait()
+            self._status_changed.clear()
+            await client.publish(self._status_topic, self._status("online"), qos=1, retain=True)
 
     async def _acked(self, inflight: deque[tuple[int, asyncio.Task[None]]]) -> None:
         seq, task = inflight[0]
@@ -389,8 +406,9 @@ class Publisher:
     def _status(self, state: Literal["online", "offline", "lost"], seq: int | None = None) -> bytes:
         if seq is None:
             seq = self._outbox.next_seq()
+        problem = self._problem if state == "online" else None
         return payloads.encode_status(
-            self.table, self.game_id, self._outbox.epoch, seq, self._clock(), state
+            self.table, self.game_id, self._outbox.epoch, seq, self._clock(), state, problem
         )
 
     def _reserve_statuses(self) -> tuple[int, bytes]:

@@ -17,6 +17,7 @@ import dataclasses
 import datetime as dt
 import functools
 import logging
+import shutil
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
@@ -53,6 +54,9 @@ GAME_DELAY: Final = 0.02
 
 CHECKPOINT_EVERY: Final = 10.0
 """Seconds between outbox checkpoints (the WAL is not checkpointed inside commits)."""
+
+RETRY_EVERY: Final = 2.0
+"""Seconds between tries to write the outbox while the disk refuses (full, failing)."""
 
 
 class SavedGame(msgspec.Struct, frozen=True, kw_only=True):
@@ -105,6 +109,9 @@ class TableDaemon:
             on_request=self._on_request,
         )
         self._describe(options)
+        self.outbox.on_trouble = self._storage_trouble
+        if self.outbox.trouble is not None:  # opened on a full disk
+            self._storage_trouble(self.outbox.trouble)
         self.board = BoardSupervisor(
             options.board,
             self,
@@ -151,7 +158,7 @@ class TableDaemon:
             sdnotify.watchdog_loop(lambda: not publisher.done() and not board.done()),
             name="watchdog",
         )
-        checkpoints = asyncio.create_task(self._checkpoints(), name="checkpoints")
+        checkpoints = asyncio.create_task(self._upkeep(), name="upkeep")
         try:
             done, _ = await asyncio.wait(
                 {publisher, board, stopper}, return_when=asyncio.FIRST_COMPLETED
@@ -174,14 +181,49 @@ class TableDaemon:
                 await publisher
             self.outbox.close()
 
-    async def _checkpoints(self) -> None:
-        """Fold the outbox's write-ahead log into its database, off the event loop."""
+    async def _upkeep(self) -> None:
+        """Fold the outbox's write-ahead log into its database (off the event loop); while the
+        disk refuses writes, try again every ``RETRY_EVERY`` seconds instead."""
+        loop = asyncio.get_running_loop()
+        checkpointed = loop.time()
         while True:
-            await asyncio.sleep(CHECKPOINT_EVERY)
+            await asyncio.sleep(RETRY_EVERY)
+            if self.outbox.trouble is not None:
+                self.outbox.retry()
+                continue
+            if loop.time() - checkpointed < CHECKPOINT_EVERY:
+                continue
+            checkpointed = loop.time()
             try:
                 await asyncio.to_thread(self.outbox.checkpoint)
             except sqlite3.Error as exc:
                 log.warning("outbox checkpoint failed (%s); will retry", exc)
+
+    def _storage_trouble(self, reason: str | None) -> None:
+        """The outbox stopped (or started again) writing to the disk: say so, once."""
+        where = self.outbox.state_dir
+        if reason is None:
+            log.info("the outbox in %s is written to the disk again", where)
+            self.publisher.set_problem(None)
+            sdnotify.status("outbox written again")
+            return
+        free = ""
+        with contextlib.suppress(OSError):
+            usage = shutil.disk_usage(where)
+            free = f" ({usage.free / 1e6:.1f} MB free of {usage.total / 1e6:.1f} MB)"
+        log.error(
+            "cannot write the outbox in %s: %s%s; free space on that file system: the game goes "
+            "on in memory and over MQTT, and is written once there is room (a restart before "
+            "then loses what was not sent)",
+            where,
+            reason,
+            free,
+        )
+        self.publisher.set_problem(
+            f"the outbox cannot be written ({reason}, in {where}): the game is kept in memory "
+            "until space is freed there"
+        )
+        sdnotify.status(f"outbox not written: {reason}")
 
     # -- events -----------------------------------------------------------------------------
 

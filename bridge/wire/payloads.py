@@ -147,10 +147,15 @@ class ResultData(msgspec.Struct, frozen=True, kw_only=True):
 # --- retained state ------------------------------------------------------------------------
 
 
-class StatusData(msgspec.Struct, frozen=True, kw_only=True):
-    """``status``: ``online``, ``offline`` (clean stop) or ``lost`` (the Last Will)."""
+class StatusData(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """``status``: ``online``, ``offline`` (clean stop) or ``lost`` (the Last Will).
+
+    ``error`` (only when there is one): what keeps the daemon from working as it should while
+    it runs, e.g. its outbox cannot be written (the disk is full) and lives in memory meanwhile.
+    """
 
     state: Literal["online", "offline", "lost"]
+    error: str | None = None
 
 
 class BoardData(msgspec.Struct, frozen=True, kw_only=True):
@@ -296,9 +301,11 @@ def encode_status(
     seq: int,
     ts: float,
     state: Literal["online", "offline", "lost"],
+    error: str | None = None,
 ) -> bytes:
     """A ``status`` payload: the envelope plus a top-level ``state`` equal to ``data.state``."""
-    return encode(table, game, epoch, seq, ts, "status", StatusData(state=state), {"state": state})
+    data = StatusData(state=state, error=error)
+    return encode(table, game, epoch, seq, ts, "status", data, {"state": state})
 
 
 def decode_envelope(raw: bytes) -> Envelope:

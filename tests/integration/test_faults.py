@@ -33,6 +33,7 @@ from tests.conftest import (
     Mosquitto,
     MosquittoFactory,
     Received,
+    SmallDisk,
     Subscribe,
 )
 from tests.integration.test_end_to_end import run_argv
@@ -673,3 +674,93 @@ async def test_random_and_mutated_bytes_between_messages_change_nothing(
     assert states(sub.messages, "status") == ["online", "offline"]
     assert states(sub.messages, "board") == ["connected"]
     assert payloads(sub.messages, "event/result")[0]["data"]["reason"] == "checkmate"
+
+
+# --- (e) the disk of the state directory fills up ------------------------------------------------
+
+
+def status_errors(messages: list[aiomqtt.Message]) -> list[str | None]:
+    """``data.error`` of each ``status`` online payload, in order (``None``: no error)."""
+    return [
+        p["data"].get("error")
+        for p in unique(payloads(messages, "status"))
+        if p["data"]["state"] == "online"
+    ]
+
+
+async def test_a_full_disk_loses_nothing_and_is_said_on_status(
+    mosquitto: Mosquitto,
+    mqtt_subscribe: Subscribe,
+    table_id: str,
+    small_disk: SmallDisk,
+) -> None:
+    rng = random.Random(8)
+    board = chess.Board()
+    state = small_disk.path / "state"
+    async with (
+        DgtEmulator(speed=SPEED) as emu,
+        mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/#") as sub,
+        daemon(f"dgt:{emu.path}", table_id, mosquitto.url, state) as table,
+    ):
+        await online_and_connected(sub)
+        start_clock(emu)
+        await play_until(emu, board, rng, 8, sub)
+
+        small_disk.fill()
+        await play_until(emu, board, rng, 16, sub)  # published all the same, from memory
+        await sub.wait_for(lambda m: any(status_errors(m)), within=WAIT)
+        assert table.alive
+        assert "no space left on the disk" in (status_errors(sub.messages)[-1] or "")
+        assert "cannot write the outbox" in table.log()
+        assert table.log().count("cannot write the outbox") == 1, "said once, not per move"
+
+        small_disk.free()
+        await sub.wait_for(lambda m: status_errors(m)[-1] is None, within=WAIT)
+        # Everything made meanwhile is on disk now: a SIGKILL and a restart resume the game.
+        await table.kill()
+        await table.start()
+        await sub.wait_for(lambda m: len(unique(payloads(m, "status"))) >= 5, within=WAIT)
+        await play_until(emu, board, rng, len(GAME), sub)
+        await sub.wait_for(lambda m: bool(payloads(m, "event/result")), within=WAIT)
+        assert await table.stop() == 0
+
+    received = assert_whole_game(sub.messages)
+    assert {m["epoch"] for m in received[16:]} == {received[0]["epoch"] + 1}
+    assert len({p["game"] for p in payloads(sub.messages)}) == 1, "the game was not resumed"
+    assert [p["data"] for p in payloads(sub.messages, "event/alert")] == []
+
+
+async def test_a_restart_on_a_full_disk_comes_online_and_plays_on(
+    mosquitto: Mosquitto,
+    mqtt_subscribe: Subscribe,
+    table_id: str,
+    small_disk: SmallDisk,
+) -> None:
+    """The crash loop at the epoch increment: the reserve makes room for it."""
+    rng = random.Random(9)
+    board = chess.Board()
+    state = small_disk.path / "state"
+    async with (
+        DgtEmulator(speed=SPEED) as emu,
+        mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/#") as sub,
+        daemon(f"dgt:{emu.path}", table_id, mosquitto.url, state) as table,
+    ):
+        await online_and_connected(sub)
+        start_clock(emu)
+        await play_until(emu, board, rng, 6, sub)
+        await asyncio.sleep(0.1)
+        small_disk.fill()
+        await table.kill()
+        await table.start()
+        await sub.wait_for(
+            lambda m: any(p["epoch"] == 2 for p in payloads(m, "status")), within=RECONNECT_WAIT
+        )
+        await play_until(emu, board, rng, 14, sub)
+        assert table.alive, f"the daemon did not survive a start on a full disk:\n{table.log()}"
+        small_disk.free()
+        await play_until(emu, board, rng, len(GAME), sub)
+        await sub.wait_for(lambda m: bool(payloads(m, "event/result")), within=WAIT)
+        assert await table.stop() == 0
+
+    assert_whole_game(sub.messages)
+    assert [p["data"] for p in payloads(sub.messages, "event/alert")] == []

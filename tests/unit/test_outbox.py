@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from bridge.mqtt.outbox import Outbox, OutboxLockedError, OutboxRow, StoredAnswer
+from bridge.mqtt.outbox import (
+    RESERVE_NAME,
+    RESERVE_SIZE,
+    Outbox,
+    OutboxLockedError,
+    OutboxRow,
+    OutboxUnavailableError,
+    StoredAnswer,
+)
+from tests.conftest import SmallDisk
 
 
 def _payload(epoch: int, seq: int) -> bytes:
@@ -257,3 +267,109 @@ def test_a_batch_is_one_transaction(tmp_path: Path) -> None:
     with Outbox(tmp_path) as outbox:
         assert outbox.get("game") == b"newer"
         assert [row.payload for row in outbox.pending()] == [b"b"]
+
+
+# --- a full disk --------------------------------------------------------------------------------
+
+
+def trouble_of(outbox: Outbox) -> str | None:
+    return outbox.trouble
+
+
+def test_a_full_disk_keeps_everything_in_memory_until_space_returns(small_disk: SmallDisk) -> None:
+    state = small_disk.path / "state"
+    told: list[str | None] = []
+    with Outbox(state) as outbox:
+        outbox.on_trouble = told.append
+        first = outbox.add("t/move", _payload)
+        small_disk.fill()
+        seqs = [outbox.add("t/move", _payload) for _ in range(3)]
+        with outbox.batch():
+            seqs.append(outbox.add("t/game", _payload, retain=True))
+            outbox.put("game", b"in memory")
+        assert trouble_of(outbox) == "no space left on the disk"
+        assert told == ["no space left on the disk"]
+        assert [row.seq for row in outbox.pending()] == [first, *seqs]
+        assert outbox.get("game") == b"in memory"
+        outbox.ack(first)  # a row on disk, sent while the disk is full
+        outbox.ack(seqs[0])  # a row in memory only
+        assert [row.seq for row in outbox.pending()] == seqs[1:]
+        assert [row.seq for row in outbox.journal_since(0, 10)] == [first, *seqs[:3]]
+        assert outbox.retry() is False
+        assert told == ["no space left on the disk"]
+
+        small_disk.free()
+        assert outbox.retry() is True
+        assert told == ["no space left on the disk", None]
+        assert trouble_of(outbox) is None
+        assert [row.seq for row in outbox.pending()] == seqs[1:]
+    with Outbox(state) as outbox:
+        assert outbox.epoch == 2
+        assert [row.seq for row in outbox.pending()] == seqs[1:]
+        assert outbox.get("game") == b"in memory"
+        assert outbox.add("t/move", _payload) == seqs[-1] + 1
+
+
+def test_a_restart_on_a_full_disk_counts_its_epoch_with_the_reserve(
+    small_disk: SmallDisk,
+) -> None:
+    state = small_disk.path / "state"
+    with Outbox(state) as outbox:
+        outbox.add("t/move", _payload)
+    reserve = (state / RESERVE_NAME).stat().st_size
+    assert reserve == RESERVE_SIZE
+    small_disk.fill()
+    with Outbox(state) as outbox:  # no sqlite3.Error: the reserve made room for the epoch
+        assert outbox.epoch == 2
+        assert outbox.trouble is None
+    assert (state / RESERVE_NAME).stat().st_size < reserve
+    small_disk.free()
+    with Outbox(state) as outbox:
+        assert outbox.epoch == 3
+    assert (state / RESERVE_NAME).stat().st_size == RESERVE_SIZE  # grown back
+
+
+def killed_with_the_outbox_open(state: Path) -> int:
+    """A process that opened the outbox in ``state``, added a row and was SIGKILLed (its WAL
+    and WAL index stay, as they do after a crash); the row's seq."""
+    script = (
+        "import os, signal, sys\n"
+        "from pathlib import Path\n"
+        "from bridge.mqtt.outbox import Outbox\n"
+        "outbox = Outbox(Path(sys.argv[1]))\n"
+        "print(outbox.add('t/move', lambda e, s: b'x'), flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(state)], capture_output=True, text=True, check=False
+    )
+    return int(done.stdout)
+
+
+def test_without_a_reserve_the_epoch_is_kept_in_memory_and_seq_jumps(
+    small_disk: SmallDisk,
+) -> None:
+    state = small_disk.path / "state"
+    last = killed_with_the_outbox_open(state)
+    os.truncate(state / RESERVE_NAME, 0)  # used up by earlier restarts on this full disk
+    small_disk.fill()
+    with Outbox(state) as outbox:
+        assert outbox.epoch == 2
+        assert outbox.trouble is not None
+        seq = outbox.add("t/move", _payload)
+        assert seq > last + 1000  # a run that might not be saved does not reuse a seq
+        small_disk.free()
+        assert outbox.retry()
+    with Outbox(state) as outbox:
+        assert outbox.epoch == 3
+        assert outbox.add("t/move", _payload) == seq + 1
+
+
+def test_no_room_at_all_is_said_in_one_line(small_disk: SmallDisk) -> None:
+    state = small_disk.path / "state"
+    with Outbox(state):
+        pass  # closed cleanly: the next open must create its WAL index
+    os.truncate(state / RESERVE_NAME, 0)
+    small_disk.fill()
+    with pytest.raises(OutboxUnavailableError, match=r"no space left.*free space on that"):
+        Outbox(state)
