@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from bridge import __version__
+from bridge import __version__, logs
 from bridge.mqtt.outbox import OutboxLockedError
 from bridge.table.daemon import DaemonOptions, TableDaemon
 from bridge.wire.config import (
@@ -44,12 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``chessbridge`` console script."""
     parser = _parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if getattr(args, "verbose", False) else logging.INFO,
-        format="chessbridge: %(levelname)s %(message)s",
-        stream=sys.stderr,
-    )
-    logging.getLogger("mqtt").setLevel(logging.ERROR)
+    logs.setup(sys.stderr, verbose=getattr(args, "verbose", False))
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE

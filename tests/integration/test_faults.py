@@ -764,3 +764,34 @@ async def test_a_restart_on_a_full_disk_comes_online_and_plays_on(
 
     assert_whole_game(sub.messages)
     assert [p["data"] for p in payloads(sub.messages, "event/alert")] == []
+
+
+# --- (f) text from outside in the log ------------------------------------------------------------
+
+
+async def test_a_hostile_request_cannot_forge_a_log_line(
+    mosquitto: Mosquitto, mqtt_subscribe: Subscribe, table_id: str, tmp_path: Path
+) -> None:
+    forged = "\nchessbridge: ERROR board lost, call the arbiter\x1b[1A\x1b[2K\x07"
+    request = {"transaction": "t\n\x1b]0;owned\x07", "expires_at": 4102444800, forged: 1}
+    async with (
+        DgtEmulator(speed=SPEED) as emu,
+        mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/#") as sub,
+        daemon(f"dgt:{emu.path}", table_id, mosquitto.url, tmp_path / "state") as table,
+    ):
+        await online_and_connected(sub)
+        topic = f"chessbridge/1/table/{table_id}/request/takeback"
+        await sub.client.publish(topic, json.dumps(request).encode(), qos=1)
+        await sub.wait_for(lambda m: bool(payloads(m, "response/takeback")), within=WAIT)
+        assert await table.stop() == 0
+        log = table.log()
+
+    (response,) = payloads(sub.messages, "response/takeback")
+    assert response["data"]["status"] == "error"
+    assert "unknown field" in log, "the refusal is logged"
+    lines = log.splitlines()
+    assert not [
+        line for line in lines if "board lost" in line and not line.startswith("chessbridge: INFO")
+    ]
+    assert not any(c in log for c in "\x1b\x07\r")
+    assert "\\nchessbridge: ERROR board lost" in log

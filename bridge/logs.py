@@ -1,0 +1,91 @@
+"""Logging for the command line: one line per record, safe to show, at the journal's priority.
+
+Everything the daemon logs may carry text from outside: a request's field names and values, a
+board's identity strings, a broker's error. A newline or an escape sequence in such text would
+start a forged line in the journal (``chessbridge: ERROR ...``) or repaint a terminal, so
+:class:`SafeFormatter` writes every character that is not printable as an escape (``\\n``,
+``\\x1b``): a record is always exactly one line. A traceback keeps its lines, each indented
+under the record and escaped the same way.
+
+Under systemd, stderr goes to the journal (``JOURNAL_STREAM`` names that stream), and each line
+starts with its syslog priority, ``<3>`` for an error ... ``<7>`` for debug (sd-daemon(3)), so
+``journalctl -p warning`` shows warnings and errors only.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from typing import Final, TextIO
+
+PRIORITIES: Final = {
+    logging.CRITICAL: 2,
+    logging.ERROR: 3,
+    logging.WARNING: 4,
+    logging.INFO: 6,
+    logging.DEBUG: 7,
+}
+"""syslog priority by logging level (sd-daemon(3): SD_CRIT ... SD_DEBUG)."""
+
+FORMAT: Final = "chessbridge: %(levelname)s %(message)s"
+
+
+def escape(text: str) -> str:
+    """``text`` with every character that is not printable written as an escape."""
+    if text.isprintable():
+        return text
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
+    )
+
+
+class SafeFormatter(logging.Formatter):
+    """One escaped line per record (see the module docstring); ``journal`` adds priorities."""
+
+    def __init__(self, *, journal: bool = False) -> None:
+        super().__init__(FORMAT)
+        self.journal = journal
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The record as one line, then its traceback's lines indented, all escaped."""
+        shown = logging.makeLogRecord(record.__dict__)
+        shown.message = escape(record.getMessage())
+        line = self.formatMessage(shown)
+        extra: list[str] = []
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.formatException(record.exc_info)
+        for text in (record.exc_text, record.stack_info and self.formatStack(record.stack_info)):
+            if text:
+                extra += ["  | " + escape(part) for part in text.splitlines()]
+        prefix = f"<{_priority(record.levelno)}>" if self.journal else ""
+        return "\n".join(prefix + part for part in [line, *extra])
+
+
+def _priority(level: int) -> int:
+    for threshold, priority in sorted(PRIORITIES.items(), reverse=True):
+        if level >= threshold:
+            return priority
+    return PRIORITIES[logging.DEBUG]
+
+
+def to_journal(stream: TextIO, environ: Mapping[str, str]) -> bool:
+    """Whether ``stream`` is the journal's stream, as systemd says in ``JOURNAL_STREAM``."""
+    device, _, inode = environ.get("JOURNAL_STREAM", "").partition(":")
+    try:
+        stat = os.fstat(stream.fileno())
+        return (stat.st_dev, stat.st_ino) == (int(device), int(inode))
+    except (OSError, ValueError):
+        return False
+
+
+def setup(stream: TextIO, *, verbose: bool, environ: Mapping[str, str] | None = None) -> None:
+    """Log to ``stream`` through :class:`SafeFormatter` (at journal priorities if it is the
+    journal), INFO and up (DEBUG with ``verbose``); paho's own chatter only from ERROR up."""
+    handler = logging.StreamHandler(stream)
+    journal = to_journal(stream, os.environ if environ is None else environ)
+    handler.setFormatter(SafeFormatter(journal=journal))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    logging.getLogger("mqtt").setLevel(logging.ERROR)
