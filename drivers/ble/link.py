@@ -43,6 +43,7 @@ from bleak.backends.scanner import BaseBleakScanner
 from bleak.exc import BleakError
 
 from bridge.backoff import Backoff
+from drivers import identity
 from drivers.ble.backend import VirtualRadioClient, VirtualRadioScanner
 from drivers.errors import BoardNotFoundError, LinkLostError, NotABoardError
 from drivers.events import BoardEvent, BoardInfo, BoardSnapshot, merge_info
@@ -271,7 +272,8 @@ class BleBoardLink:
                 "connected to another app (chessbridge scan lists the boards in range)",
             )
         self._info = merge_info(
-            self._info, BoardInfo(at=0.0, trademark=found.name, rssi=found.rssi)
+            self._info,
+            BoardInfo(at=0.0, trademark=identity.text(found.name or ""), rssi=found.rssi),
         )
         client = await self._connect(found)
         self._client = client

@@ -30,6 +30,7 @@ from typing import Final
 
 import chess
 
+from drivers import identity
 from drivers.dgt import protocol as p
 from drivers.dgt.events import (
     ClockAck,
@@ -495,31 +496,38 @@ def _clock_ack(b3: int, b4: int, b5: int, b6: int, b7: int, b8: int, at: float) 
 
 
 def _ascii(payload: bytes) -> str:
-    """Payload bytes (all < 0x80) as text without padding."""
-    return payload.decode("ascii").strip(" \t\r\n\x00")
+    """Payload bytes (all < 0x80) as text."""
+    return payload.decode("ascii")
 
 
 def decode_serialnr(payload: bytes, at: float) -> list[DgtEvent]:
-    serial = _ascii(payload[: p.SERIAL_DIGITS])
-    if not serial:
-        raise InvalidMessage("empty serial number")
-    return [BoardInfo(serial=serial, at=at)]
+    return [BoardInfo(serial=_serial(payload[: p.SERIAL_DIGITS]), at=at)]
 
 
 def decode_long_serialnr(payload: bytes, at: float) -> list[DgtEvent]:
-    serial = _ascii(payload)
-    if not serial:
-        raise InvalidMessage("empty serial number")
-    return [BoardInfo(serial=serial, at=at)]
+    return [BoardInfo(serial=_serial(payload), at=at)]
+
+
+def _serial(payload: bytes) -> str:
+    serial = identity.serial(_ascii(payload))
+    if serial is None:
+        raise InvalidMessage(f"implausible serial number {payload!r}")
+    return serial
 
 
 def decode_version(payload: bytes, at: float) -> list[DgtEvent]:
     major, minor = payload
-    return [BoardInfo(version=f"{major}.{minor:02d}", at=at)]
+    version = identity.firmware(major, minor)
+    if version is None:
+        raise InvalidMessage(f"implausible firmware version {major}.{minor}")
+    return [BoardInfo(version=version, at=at)]
 
 
 def decode_trademark(payload: bytes, at: float) -> list[DgtEvent]:
-    return [BoardInfo(trademark=_ascii(payload), at=at)]
+    trademark = identity.text(_ascii(payload))
+    if trademark is None:
+        raise InvalidMessage(f"implausible trademark {payload[:16]!r}")
+    return [BoardInfo(trademark=trademark, at=at)]
 
 
 def decode_battery(payload: bytes, at: float) -> list[DgtEvent]:

@@ -795,3 +795,39 @@ async def test_a_hostile_request_cannot_forge_a_log_line(
     ]
     assert not any(c in log for c in "\x1b\x07\r")
     assert "\\nchessbridge: ERROR board lost" in log
+
+
+async def test_impossible_board_identity_never_reaches_the_retained_board(
+    mosquitto: Mosquitto, mqtt_subscribe: Subscribe, table_id: str, tmp_path: Path
+) -> None:
+    rng = random.Random(10)
+    board = chess.Board()
+    hostile = [
+        _frame(0x91, b"01\x1b[2K"),  # SERIALNR: ESC [2K
+        _frame(0xA2, b"12\x07\n\rchess"),  # LONG_SERIALNR: BEL, line breaks
+        _frame(0x93, bytes([127, 127])),  # VERSION 127.127
+        _frame(0x92, b"DGT\x1b]0;owned\x07"),  # TRADEMARK: a terminal title escape
+    ]
+    async with (
+        DgtEmulator(speed=SPEED) as emu,
+        mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/#") as sub,
+        daemon(f"dgt:{emu.path}", table_id, mosquitto.url, tmp_path / "state") as table,
+    ):
+        await online_and_connected(sub)
+        start_clock(emu)
+        await play_until(emu, board, rng, 4, sub)
+        for frame in hostile:
+            await emu.inject(frame)
+        await emu.inject(_frame(0x92, b"Digital Game Technology"))  # a real one, after them
+        await sub.wait_for(
+            lambda m: any(p["data"]["model"] for p in payloads(m, "board")), within=WAIT
+        )
+        await play_until(emu, board, rng, 8, sub)
+        assert await table.stop() == 0
+        log = table.log()
+
+    boards = [p["data"] for p in payloads(sub.messages, "board")]
+    assert {(b["serial"], b["firmware"]) for b in boards} == {("01234", "1.07")}
+    assert {b["model"] for b in boards} == {None, "Digital Game Technology"}
+    assert_whole_game(sub.messages, plies=8)
+    assert not any(c in log for c in "\x1b\x07")

@@ -78,10 +78,11 @@ valid_frames = st.one_of(
     st.lists(piece_codes, min_size=64, max_size=64).map(lambda c: frame(0x86, bytes(c))),
     bwtime_times(),
     bwtime_ack(),
-    st.tuples(seven_bits, seven_bits).map(lambda t: frame(0x93, bytes(t))),
+    # Firmware versions a board can have (drivers.identity: major 0-15, minor 0-99).
+    st.tuples(st.integers(0, 15), st.integers(0, 99)).map(lambda t: frame(0x93, bytes(t))),
     st.text("0123456789", min_size=5, max_size=5).map(lambda s: frame(0x91, s.encode())),
     st.text("0123456789", min_size=10, max_size=10).map(lambda s: frame(0xA2, s.encode())),
-    st.text("ABCdgt 09", min_size=1, max_size=64).map(lambda s: frame(0x92, s.encode())),
+    st.text("ABCdgt 09", min_size=0, max_size=63).map(lambda s: frame(0x92, b"D" + s.encode())),
     st.tuples(st.integers(0, 100), seven_bits).map(
         lambda t: frame(0xA0, bytes([t[0], 0x7F, 0x7F, 0, 0, 0, 0, 0, t[1]]))
     ),

@@ -684,3 +684,35 @@ def test_byte_arguments_out_of_range() -> None:
         codec.clock_ascii("x", 256)
     with pytest.raises(ValueError, match="units"):
         codec.clock_beep(-1)
+
+
+# --- implausible identity --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("hexdata", "why"),
+    [
+        ("91 00 08 30 31 07 32 35", "serial"),  # BEL in the serial
+        ("91 00 08 30 1B 5B 32 4B", "serial"),  # ESC [2K
+        ("A2 00 0D 31 32 0A 63 68 65 73 73 0D 31 32", "serial"),  # a line break
+        ("91 00 08 20 20 20 20 20", "serial"),  # nothing but blanks
+        ("93 00 05 7F 7F", "firmware"),  # 127.127
+        ("93 00 05 01 64", "firmware"),  # 1.100
+        ("92 00 09 44 47 54 1B 5B 07", "trademark"),  # ESC and BEL
+        ("92 00 05 0D 0A", "trademark"),  # nothing but a line break
+    ],
+)
+def test_implausible_identity_is_dropped_as_a_framing_error(hexdata: str, why: str) -> None:
+    events, c = feed(bytes.fromhex(hexdata))
+    assert not [e for e in events if isinstance(e, BoardInfo)]
+    [dropped] = drops(events)
+    assert why in dropped.reason
+    assert c.dropped_frames == 1
+
+
+def test_a_trademark_on_several_lines_is_one_line() -> None:
+    data = b"Digital Game Technology\r\nsoftware version: 1.07"
+    events, _ = feed(bytes([0x92, 0, len(data) + 3]) + data)
+    assert only(events) == BoardInfo(
+        trademark="Digital Game Technology / software version: 1.07", at=AT
+    )
