@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import chess
+import msgspec
 
 from bridge.demo.game import (
     ILLEGAL_BEFORE,
@@ -120,7 +121,7 @@ async def _run(
                     broker=url,
                     rules=DEFAULT_RULES,
                     state_dir=Path(state),
-                    config=options.config,
+                    config=_daemon_config(options.config, embedded),
                 )
             )
             tasks = [
@@ -153,6 +154,16 @@ async def _run(
         return 0
     print("chessbridge demo: the daemon did not record the whole game", file=sys.stderr)
     return 1
+
+
+def _daemon_config(config: Config, embedded: bool) -> Config:
+    """The embedded broker (amqtt) speaks MQTT 3.1.1 only and does not answer an MQTT 5
+    connection at all: the daemon is told so."""
+    if not embedded:
+        return config
+    return msgspec.structs.replace(
+        config, broker=msgspec.structs.replace(config.broker, mqtt5=False)
+    )
 
 
 async def _play(

@@ -38,11 +38,17 @@ from typing import Final, Literal
 
 import aiomqtt
 import msgspec
+from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from bridge.arbiter.facts import Fact
 from bridge.backoff import Backoff
 from bridge.mqtt.outbox import Outbox
-from bridge.mqtt.session import BrokerSettings, refused_credentials, run_sessions
+from bridge.mqtt.session import (
+    BrokerSettings,
+    refused_credentials,
+    refused_protocol,
+    run_sessions,
+)
 from bridge.wire import payloads
 
 _LOGGER = logging.getLogger(__name__)
@@ -95,6 +101,7 @@ class Publisher:
         reconnect_max: float = 30.0,
         drain_timeout: float = 2.0,
         clock: Callable[[], float] = time.time,
+        mqtt5: bool = True,
     ) -> None:
         """Set up; nothing touches the network before :meth:`run`.
 
@@ -115,6 +122,7 @@ class Publisher:
             reconnect_max: cap of the backoff delay.
             drain_timeout: how long :meth:`stop` lets the outbox drain before going offline.
             clock: wall-clock seconds for the envelope's ``ts``.
+            mqtt5: speak MQTT 5 (falls back to 3.1.1 when the broker refuses the version).
 
         Raises:
             ValueError: a malformed broker URL, or TLS files with ``mqtt://``.
@@ -159,6 +167,8 @@ class Publisher:
         self._run_task: asyncio.Task[None] | None = None
         self._session_started = False
         self._requests: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue(_MAX_QUEUED_REQUESTS)
+        self._mqtt5 = mqtt5
+        """MQTT 5 (Retain As Published) unless the broker speaks only 3.1.1."""
         self._problem: str | None = None
         self._status_changed = asyncio.Event()
 
@@ -276,7 +286,10 @@ class Publisher:
             will=aiomqtt.Will(self._status_topic, will, qos=1, retain=True),
             keepalive=self._keepalive,
             logger=_MQTT_LOGGER,
+            mqtt5=self._mqtt5,
         )
+        # Our own window keeps _IN_FLIGHT publishes outstanding: only more than that is news.
+        client.pending_calls_threshold = _IN_FLIGHT + 8
         self._session_started = False
         async with client:
             self._session_started = True
@@ -297,7 +310,13 @@ class Publisher:
             _LOGGER.info("disconnecting from MQTT broker %s", self.broker)
 
     async def _announce(self, client: aiomqtt.Client, online_seq: int) -> None:
-        await client.subscribe(self._request_filter, qos=1)
+        if self._mqtt5:
+            # Retain As Published: a request published with the retain flag keeps it, also
+            # when it arrives live, so that it is recognised and never acted on.
+            options = SubscribeOptions(qos=1, retainAsPublished=True)
+            await client.subscribe(self._request_filter, options=options)
+        else:
+            await client.subscribe(self._request_filter, qos=1)
         self._status_changed.clear()  # the online below says it
         online = self._status("online", online_seq)
         await client.publish(self._status_topic, online, qos=1, retain=True)
@@ -423,7 +442,14 @@ class Publisher:
         return self._reserved
 
     def _log_failure(self, exc: aiomqtt.MqttError, wait: float) -> None:
-        if refused_credentials(exc):
+        if self._mqtt5 and not self._session_started and refused_protocol(exc):
+            self._mqtt5 = False
+            _LOGGER.warning(
+                "MQTT broker %s does not speak MQTT 5; using 3.1.1, where a retained request "
+                "that arrives live cannot be told from another (use Mosquitto 2 for that)",
+                self.broker,
+            )
+        elif refused_credentials(exc):
             _LOGGER.error(
                 "MQTT broker %s refused the connection (%s): check username/password in the "
                 "config or environment; retrying in %.1f s",

@@ -24,6 +24,9 @@ from bridge.wire.config import parse_broker_url
 REFUSED_CREDENTIALS: Final = frozenset({4, 5, 134, 135})
 """CONNACK codes for bad username/password and not authorised (MQTT 3.1.1 and 5)."""
 
+REFUSED_PROTOCOL: Final = frozenset({1, 132})
+"""CONNACK codes for an unacceptable / unsupported protocol version (MQTT 3.1.1 and 5)."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BrokerSettings:
@@ -78,8 +81,13 @@ class BrokerSettings:
         will: aiomqtt.Will | None = None,
         keepalive: int = 30,
         logger: logging.Logger | None = None,
+        mqtt5: bool = False,
     ) -> aiomqtt.Client:
-        """A new client for one connection (aiomqtt clients are reusable, not reentrant)."""
+        """A new client for one connection (aiomqtt clients are reusable, not reentrant).
+
+        With ``mqtt5``, the connection speaks MQTT 5 (a clean start, no session kept), else
+        3.1.1 with a clean session.
+        """
         return aiomqtt.Client(
             self.host,
             self.port,
@@ -87,11 +95,19 @@ class BrokerSettings:
             username=self.username,
             password=self.password,
             will=will,
-            clean_session=True,
+            protocol=aiomqtt.ProtocolVersion.V5 if mqtt5 else aiomqtt.ProtocolVersion.V311,
+            clean_session=None if mqtt5 else True,
             keepalive=keepalive,
             tls_params=self.tls,
             logger=logger,
         )
+
+
+def refused_protocol(exc: aiomqtt.MqttError) -> bool:
+    """Whether the broker refused the protocol version (an MQTT 3.1.1-only broker)."""
+    if not isinstance(exc, aiomqtt.MqttCodeError):
+        return False
+    return reason_code(exc.rc) in REFUSED_PROTOCOL
 
 
 def refused_credentials(exc: aiomqtt.MqttError) -> bool:

@@ -107,6 +107,7 @@ class TableDaemon:
             key_file=None if broker.key_file is None else Path(broker.key_file),
             game_id=self.game_id,
             on_request=self._on_request,
+            mqtt5=broker.mqtt5,
         )
         self._describe(options)
         self.outbox.on_trouble = self._storage_trouble

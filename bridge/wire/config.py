@@ -53,6 +53,9 @@ class BrokerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     ca_file: str | None = None
     cert_file: str | None = None
     key_file: str | None = None
+    mqtt5: bool = True
+    """The table's connection speaks MQTT 5 (a retained request is then recognised also when it
+    arrives live); ``false`` for a broker that speaks only 3.1.1 and does not say so."""
 
 
 class EngineSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -188,25 +191,38 @@ def parse_broker_url(url: str) -> tuple[str, int, bool]:
 
     Raises:
         ValueError: another scheme, no host, a bad port, a path, or credentials in the URL
-            (they belong in the config file or the environment, never on a command line).
+            (they belong in the config file or the environment, never on a command line). The
+            message never repeats credentials found in the URL.
     """
+    shown = redact_url(url)
     parts = urlsplit(url)
     if parts.scheme not in ("mqtt", "mqtts"):
-        raise ValueError(f"broker URL must start with mqtt:// or mqtts://: {url!r}")
+        raise ValueError(f"broker URL must start with mqtt:// or mqtts://: {shown!r}")
     if parts.username is not None or parts.password is not None:
         raise ValueError(
             "put the broker username/password in the config or environment, not in the URL"
         )
     if parts.path not in ("", "/") or parts.query or parts.fragment:
-        raise ValueError(f"broker URL must be mqtt[s]://host[:port]: {url!r}")
+        raise ValueError(f"broker URL must be mqtt[s]://host[:port]: {shown!r}")
     try:
         port = parts.port
     except ValueError:
-        raise ValueError(f"bad port in broker URL {url!r}") from None
+        raise ValueError(f"bad port in broker URL {shown!r}") from None
     if not parts.hostname:
-        raise ValueError(f"no host in broker URL {url!r}")
+        raise ValueError(f"no host in broker URL {shown!r}")
     tls = parts.scheme == "mqtts"
     return parts.hostname, port if port is not None else (8883 if tls else 1883), tls
+
+
+def redact_url(url: str) -> str:
+    """``url`` with whatever stands before an ``@`` in its authority replaced by ``***``."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "", url
+    authority, slash, tail = rest.partition("/")
+    if "@" in authority:
+        authority = "***@" + authority.rpartition("@")[2]
+    return f"{scheme}{sep}{authority}{slash}{tail}"
 
 
 def check_rules(text: str) -> str:

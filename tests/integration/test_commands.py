@@ -247,3 +247,39 @@ async def test_a_repeated_request_is_carried_out_once_even_after_a_restart(
     alerts = [p["data"]["kind"] for p in payloads(sub, "event/alert")]
     assert alerts == ["incorrect_claim"]
     assert [p["data"]["san"] for p in payloads(sub, "event/move")] == ["e4", "e5", "e5"]
+
+
+async def test_a_retained_request_is_never_acted_on(
+    mosquitto: Mosquitto, mqtt_subscribe: Subscribe, table_id: str, tmp_path: Path
+) -> None:
+    """A request published with the retain flag would run again on every reconnect: it is
+    ignored when it arrives live, and when it is delivered at subscription."""
+    topic = f"chessbridge/1/table/{table_id}/request/takeback"
+    async with (
+        DgtEmulator(clock=False) as emu,
+        mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/#") as sub,
+    ):
+        async with daemon(f"dgt:{emu.path}", table_id, mosquitto.url, tmp_path / "state"):
+            await started(sub)
+            await emu.lift("e2")
+            await emu.place("e4", "P")
+            await sub.wait_for(lambda _: moves_of(game(sub)) == ["e2e4"])
+            retained = json.dumps(body(plies=1)).encode()
+            await sub.client.publish(topic, retained, qos=1, retain=True)  # arrives live
+            response = await ask(sub, table_id, "assign", body(white="A", black="B"))
+            assert response["status"] == "ok"  # handled after the retained one, in order
+        async with daemon(f"dgt:{emu.path}", table_id, mosquitto.url, tmp_path / "state"):
+            # Delivered again at subscription, as retained messages are.
+            await sub.wait_for(
+                lambda _: any(
+                    p["epoch"] == 2 and p["data"]["state"] == "online"
+                    for p in payloads(sub, "status")
+                ),
+                within=15,
+            )
+            response = await ask(sub, table_id, "assign", body(white="C", black="D"))
+            assert response["status"] == "ok"
+        await sub.client.publish(topic, b"", qos=1, retain=True)  # clear it
+
+    assert payloads(sub, "response/takeback") == []
+    assert moves_of(game(sub)) == ["e2e4"]

@@ -209,6 +209,18 @@ async def test_an_unknown_board_type_and_bad_rules_are_refused(tmp_path: Path) -
     assert "unknown rules edition 'uscf'" in err
 
 
+@pytest.mark.parametrize(
+    "url", ["tcp://user:SECRET@broker.lan", "mqtt://user:SECRET@broker.lan/x", "SECRET@broker"]
+)
+async def test_a_password_on_the_command_line_is_never_echoed(tmp_path: Path, url: str) -> None:
+    code, err = await run_cli(
+        "run", "--board", "dgt:/x", "--table", "t1", "--broker", url, "--state-dir", str(tmp_path)
+    )
+    assert code != 0
+    assert "broker" in err
+    assert "SECRET" not in err
+
+
 async def test_an_unreachable_broker_is_retried_and_said(
     tmp_path: Path, mosquitto_factory: object
 ) -> None:

@@ -572,6 +572,23 @@ def test_parse_broker_url_rejects(url: str) -> None:
         parse_broker_url(url)
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "tcp://user:SECRET@host",
+        "SECRET@host",
+        "mqtt://user:SECRET@host/path",
+        "mqtts://user:SECRET@host:99999",
+        "http://:SECRET@host",
+        "mqtt://user:SECRET@",
+    ],
+)
+def test_a_password_in_a_broker_url_is_never_repeated(url: str) -> None:
+    with pytest.raises(ValueError, match=r"broker URL|username") as refused:
+        parse_broker_url(url)
+    assert "SECRET" not in str(refused.value)
+
+
 def test_topic_filter() -> None:
     assert topic_filter(None) == "chessbridge/1/table/+/#"
     assert topic_filter("t7") == "chessbridge/1/table/t7/#"
