@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bridge import __version__, logs
-from bridge.mqtt.outbox import OutboxLockedError
+from bridge.mqtt.outbox import OutboxLockedError, OutboxUnavailableError
+from bridge.mqtt.publisher import TableTakenError
 from bridge.table.daemon import DaemonOptions, TableDaemon
 from bridge.wire.config import (
     DEFAULT_RULES,
@@ -31,7 +32,20 @@ from drivers.errors import LinkError
 log = logging.getLogger("chessbridge")
 
 EXIT_USAGE = 2
-"""Exit status for a bad argument, board or config (argparse uses 2 too)."""
+"""Exit status of the other commands for a bad argument or config."""
+
+EXIT_BOARD = 2
+"""``run``: the board cannot be reached at start. Not a configuration error: systemd starts the
+daemon again (a board switched on late, a cable plugged in late)."""
+
+EXIT_TEMPFAIL = 75
+"""``run``: the state directory cannot be used now (another process holds it, or the disk has
+no room at all); systemd starts the daemon again (sysexits EX_TEMPFAIL)."""
+
+EXIT_CONFIG = 78
+"""``run``: the configuration is wrong (arguments, config file, URIs, TLS files, or a second
+daemon for the same table). systemd does not restart it (RestartPreventExitStatus=78, the
+unit's); fix the configuration and start it (sysexits EX_CONFIG)."""
 
 DESCRIPTION = """\
 chessbridge reads an electronic chess board and its clock, judges every lift, place and clock
@@ -43,7 +57,14 @@ event/alert, event/result)."""
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``chessbridge`` console script."""
     parser = _parser()
-    args = parser.parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    try:
+        args = parser.parse_args(arguments)
+    except SystemExit as exc:
+        # A wrong command line of `run` is a configuration error, as systemd must see it.
+        if exc.code == EXIT_USAGE and arguments[:1] == ["run"]:
+            raise SystemExit(EXIT_CONFIG) from None
+        raise
     logs.setup(sys.stderr, verbose=getattr(args, "verbose", False))
     if args.command is None:
         parser.print_help()
@@ -290,7 +311,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         rules = check_rules(args.rules or config.rules or DEFAULT_RULES)
     except (ConfigError, ValueError) as exc:
         print(f"chessbridge: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_CONFIG
     state_dir = args.state_dir or _default_state_dir(args.table)
     broker = args.broker or config.broker.url or "mqtt://localhost:1883"
     options = DaemonOptions(
@@ -308,14 +329,20 @@ async def _run(options: DaemonOptions) -> int:
     stop = _stop_on_signals()
     try:
         daemon = TableDaemon(options)
-    except (OutboxLockedError, ValueError, OSError) as exc:
+    except (OutboxLockedError, OutboxUnavailableError, OSError) as exc:
         print(f"chessbridge: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_TEMPFAIL
+    except ValueError as exc:  # the broker URL, the table id, the TLS files
+        print(f"chessbridge: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
     try:
         await daemon.run(stop)
     except LinkError as exc:
         print(f"chessbridge: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_BOARD
+    except TableTakenError as exc:
+        print(f"chessbridge: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
     return 0
 
 

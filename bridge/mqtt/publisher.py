@@ -19,10 +19,15 @@ backoff. On every connection it
 :meth:`stop` publishes ``status`` = ``offline`` and disconnects cleanly, so the broker does not
 send the Will.
 
-Status payloads are not stored: they describe the connection they are sent on. Their ``seq``
-comes from the same counter, so ``seq`` is increasing but not contiguous: a connection reserves
-the ``seq`` of its ``online`` and then of its Will, and a Will the broker never had to send leaves
-a gap. Failed connection attempts reuse the reserved pair, so an outage uses up no ``seq``.
+The table's ``claim`` (retained, published on every connection before ``online``) names this
+process and when it started; a second daemon for the same table sees it, and the one started
+later stops (:class:`TableTakenError`; the other claims the table again).
+
+Status and claim payloads are not stored: they describe the connection they are sent on. Their
+``seq`` comes from the same counter, so ``seq`` is increasing but not contiguous (and they may
+arrive before stored payloads of lower ``seq``): a connection reserves the ``seq`` of its
+``online`` and then of its Will, and a Will the broker never had to send leaves a gap. Failed
+connection attempts reuse the reserved pair, so an outage uses up no ``seq``.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -69,6 +75,20 @@ class _DroppedConnectionIsAWarning(logging.Filter):
 
 _MQTT_LOGGER = logging.getLogger(f"{__name__}.mqtt")
 _MQTT_LOGGER.addFilter(_DroppedConnectionIsAWarning())
+
+
+class TableTakenError(RuntimeError):
+    """Another daemon, started earlier, runs the same table: this one must not run."""
+
+    def __init__(self, table: str, instance: str, since: str | None) -> None:
+        super().__init__(
+            f"another chessbridge daemon (instance {instance}, started {since or 'earlier'}) "
+            f"already runs table {table} on this broker: stop this one, or give it its own "
+            "table id (each table needs exactly one daemon)"
+        )
+        self.table = table
+        self.instance = instance
+
 
 RequestHandler = Callable[[str, bytes], Awaitable[None]]
 """Called with the command name (the last topic level) and the raw payload of a request."""
@@ -116,7 +136,8 @@ class Publisher:
             key_file: key of the client certificate.
             game_id: the envelope's ``game``; the daemon updates :attr:`game_id`.
             on_request: receives each ``request/{command}`` (command name, payload bytes).
-            client_id: the MQTT client id; default the table id.
+            client_id: the MQTT client id; default ``chessbridge-{table}`` (with the documented
+                broker config the broker makes it the username anyway).
             keepalive: seconds; the broker sends the Will after 1.5 times this of silence.
             reconnect_min: first backoff delay in seconds.
             reconnect_max: cap of the backoff delay.
@@ -146,7 +167,11 @@ class Publisher:
         )
         self.broker = self._broker.address
         """``host:port`` of the broker, for logs."""
-        self._client_id = table if client_id is None else client_id
+        self._client_id = f"chessbridge-{table}" if client_id is None else client_id
+        self.instance = secrets.token_hex(8)
+        """This process, in its claim to the table (``claim``; see :class:`TableTakenError`)."""
+        self._since = payloads.format_ts(clock())
+        self._claimed = False
         self._keepalive = keepalive
         self._backoff = Backoff(reconnect_min, reconnect_max)
         self._drain_timeout = drain_timeout
@@ -154,6 +179,7 @@ class Publisher:
         self._outbox = outbox
 
         self._status_topic = payloads.topic(table, payloads.STATUS)
+        self._claim_topic = payloads.topic(table, payloads.CLAIM)
         self._request_filter = payloads.topic(table, f"{payloads.REQUEST_PREFIX}/+")
         self._retained: dict[str, tuple[int, bytes]] = {}
         self._descriptions: dict[str, bytes] = {}
@@ -171,6 +197,8 @@ class Publisher:
         """MQTT 5 (Retain As Published) unless the broker speaks only 3.1.1."""
         self._problem: str | None = None
         self._status_changed = asyncio.Event()
+        self._reasserting = False
+        self._claims_before = False
 
     @property
     def epoch(self) -> int:
@@ -310,6 +338,10 @@ class Publisher:
             _LOGGER.info("disconnecting from MQTT broker %s", self.broker)
 
     async def _announce(self, client: aiomqtt.Client, online_seq: int) -> None:
+        # The table's claim: a second daemon for this table claims it there. Without Retain As
+        # Published, so that a claim made now (retain 0) is told from the last one (retain 1).
+        await client.subscribe(self._claim_topic, qos=1)
+        self._claims_before = self._claimed
         if self._mqtt5:
             # Retain As Published: a request published with the retain flag keeps it, also
             # when it arrives live, so that it is recognised and never acted on.
@@ -318,10 +350,26 @@ class Publisher:
         else:
             await client.subscribe(self._request_filter, qos=1)
         self._status_changed.clear()  # the online below says it
-        online = self._status("online", online_seq)
+        await self._say_online(client, online_seq)
+
+    async def _say_online(self, client: aiomqtt.Client, seq: int | None = None) -> None:
+        """Our claim to the table, ``status`` = ``online``, then the retained state we hold."""
+        self._reasserting = False
+        claim = payloads.encode(
+            self.table,
+            self.game_id,
+            self._outbox.epoch,
+            self._outbox.next_seq(),
+            self._clock(),
+            "claim",
+            payloads.ClaimData(instance=self.instance, since=self._since),
+        )
+        await client.publish(self._claim_topic, claim, qos=1, retain=True)
+        self._claimed = True
+        online = self._status("online", seq)
         await client.publish(self._status_topic, online, qos=1, retain=True)
-        for topic, (seq, payload) in list(self._retained.items()):
-            if not self._outbox.is_pending(seq):
+        for topic, (retained_seq, payload) in list(self._retained.items()):
+            if not self._outbox.is_pending(retained_seq):
                 await client.publish(topic, payload, qos=1, retain=True)
         for topic, payload in list(self._descriptions.items()):
             await client.publish(topic, payload, qos=1, retain=True)
@@ -377,11 +425,15 @@ class Publisher:
                     task.cancel()
 
     async def _send_status_changes(self, client: aiomqtt.Client) -> None:
-        """Publish ``status`` again whenever :meth:`set_problem` changes what it says."""
+        """Publish ``status`` again whenever :meth:`set_problem` changes what it says, or our
+        claim to the table must be made again (with the retained state)."""
         while True:
             await self._status_changed.wait()
             self._status_changed.clear()
-            await client.publish(self._status_topic, self._status("online"), qos=1, retain=True)
+            if self._reasserting:
+                await self._say_online(client)
+            else:
+                await client.publish(self._status_topic, self._status("online"), qos=1, retain=True)
 
     async def _acked(self, inflight: deque[tuple[int, asyncio.Task[None]]]) -> None:
         seq, task = inflight[0]
@@ -393,6 +445,9 @@ class Publisher:
     async def _receive(self, client: aiomqtt.Client) -> None:
         """Queue each request for the handler; raises MqttError when the connection drops."""
         async for message in client.messages:
+            if message.topic.value == self._claim_topic:
+                self._on_claim(bytes(message.payload), live=not message.retain)
+                continue
             command = message.topic.value.rsplit("/", 1)[-1]
             if message.retain:
                 # A retained command would run again on every reconnect: never act on one.
@@ -404,6 +459,33 @@ class Publisher:
                 _LOGGER.warning(
                     "too many requests queued on table %s; dropping %r", self.table, command
                 )
+
+    def _on_claim(self, raw: bytes, *, live: bool) -> None:
+        """Another daemon's claim to this table: of the two, the one started later goes.
+
+        The claim found at subscription on the first connection is the previous process's
+        (dead: a restart); any claim after ours is a second daemon. Two daemons with one client
+        id take each other's connection in turn and never overlap: each finds the other's claim
+        when it comes back, so the claim has a topic of its own, which no Last Will overwrites.
+        """
+        try:
+            claim = payloads.data_as(payloads.decode_envelope(raw), payloads.ClaimData)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return
+        other = claim.instance
+        if other == self.instance or (not live and not self._claims_before):
+            return
+        if (claim.since, other) < (self._since, self.instance):
+            raise TableTakenError(self.table, other, claim.since)
+        _LOGGER.warning(
+            "another chessbridge daemon (instance %s, started %s) claimed table %s; it started "
+            "later and gives way: claiming the table again",
+            other,
+            claim.since,
+            self.table,
+        )
+        self._reasserting = True
+        self._status_changed.set()
 
     async def _serve_requests(self) -> None:
         """Hand requests to ``on_request`` one at a time, in arrival order."""

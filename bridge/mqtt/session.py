@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import ssl
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,6 +61,7 @@ class BrokerSettings:
             raise ValueError("TLS files given but the broker URL is not mqtts://")
         params = None
         if tls:
+            check_tls_files(ca_file, cert_file, key_file)
             params = aiomqtt.TLSParameters(
                 ca_certs=None if ca_file is None else str(ca_file),
                 certfile=None if cert_file is None else str(cert_file),
@@ -101,6 +104,36 @@ class BrokerSettings:
             tls_params=self.tls,
             logger=logger,
         )
+
+
+def check_tls_files(
+    ca_file: str | Path | None, cert_file: str | Path | None, key_file: str | Path | None
+) -> None:
+    """Load the TLS files now, so that a missing or wrong one is said at start, in one line,
+    not retried as a network error on every connection attempt.
+
+    Raises:
+        ValueError: a file cannot be read, is not PEM of its kind, or the key does not match.
+    """
+    if key_file is not None and cert_file is None:
+        raise ValueError("broker key_file given without cert_file; set both or neither")
+    where, path = "ca_file", ca_file
+    try:
+        context = ssl.create_default_context(cafile=None if ca_file is None else str(ca_file))
+        if cert_file is not None:
+            where, path = "cert_file", cert_file
+            # A passphrase-protected key is not supported: fail rather than prompt on a tty.
+            context.load_cert_chain(
+                str(cert_file), None if key_file is None else str(key_file), password=""
+            )
+    except (OSError, ssl.SSLError) as exc:
+        reason = str(exc)
+        if not isinstance(exc, ssl.SSLError) and exc.errno:
+            reason = os.strerror(exc.errno).lower()
+        raise ValueError(
+            f"broker {where} {str(path)!r} cannot be used: {reason}; check the path and that it "
+            "is PEM (a CA certificate; a certificate with its unencrypted key)"
+        ) from exc
 
 
 def refused_protocol(exc: aiomqtt.MqttError) -> bool:

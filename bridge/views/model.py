@@ -165,6 +165,8 @@ class TableView:
     def __init__(self, table: str) -> None:
         self.table = table
         self.status: str | None = None
+        self.status_error: str | None = None
+        """What the daemon says keeps it from working as it should (its status's ``error``)."""
         self.board: BoardData | None = None
         self.game_id: str | None = None
         self.rules: str | None = None
@@ -264,9 +266,11 @@ class TableView:
         return f"{self.table} {text}"
 
     def _apply_status(self, data: StatusData) -> Applied:
-        changed = data.state != self.status
+        changed = (data.state, data.error) != (self.status, self.status_error)
         self.status = data.state
-        return Applied(self._line(f"status {data.state}") if changed else None)
+        self.status_error = data.error
+        text = f"status {data.state}" + (f": {data.error}" if data.error else "")
+        return Applied(self._line(text) if changed else None)
 
     def _apply_board(self, data: BoardData) -> Applied:
         old = self.board

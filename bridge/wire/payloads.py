@@ -47,6 +47,7 @@ ColorName = Literal["white", "black"]
 
 # Topic suffixes under ``chessbridge/1/table/{table}/``.
 STATUS: Final = "status"
+CLAIM: Final = "claim"
 BOARD: Final = "board"
 GAME: Final = "game"
 EVENT_MOVE: Final = "event/move"
@@ -152,10 +153,23 @@ class StatusData(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
     ``error`` (only when there is one): what keeps the daemon from working as it should while
     it runs, e.g. its outbox cannot be written (the disk is full) and lives in memory meanwhile.
+    Absent fields are not sent.
     """
 
     state: Literal["online", "offline", "lost"]
     error: str | None = None
+
+
+class ClaimData(msgspec.Struct, frozen=True, kw_only=True):
+    """``claim`` (retained): the daemon process that runs the table, so that a second daemon
+    started for the same table (by mistake) sees it and stops.
+
+    ``instance`` is random, new at every start; ``since`` is when that process started (UTC
+    ISO 8601): of two claims, the earlier one stands.
+    """
+
+    instance: str
+    since: str
 
 
 class BoardData(msgspec.Struct, frozen=True, kw_only=True):

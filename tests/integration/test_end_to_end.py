@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import signal
 import sys
 from collections.abc import AsyncIterator
@@ -18,6 +19,7 @@ from typing import Any
 import chess
 import pytest
 
+from bridge.__main__ import EXIT_BOARD, EXIT_CONFIG
 from bridge.demo.game import OPERA_GAME, perform, press_side
 from drivers.choreography import Style
 from drivers.dgt.emulator import DgtEmulator
@@ -124,7 +126,7 @@ async def test_a_whole_game_reaches_mqtt_move_by_move(
         assert payload["type"] == "move"
         assert payload["table"] == table_id
     everything = [json.loads(bytes(m.payload)) for m in sub.messages]
-    seqs = [p["seq"] for p in everything if p["type"] != "status"]
+    seqs = [p["seq"] for p in everything if p["type"] not in ("status", "claim")]
     assert seqs == sorted(seqs)
     assert len(set(seqs)) == len(seqs), "a seq was reused"
     assert {p["epoch"] for p in everything} == {1}
@@ -200,13 +202,77 @@ async def test_a_port_that_is_not_a_dgt_board(tmp_path: Path, mosquitto: Mosquit
 
 async def test_an_unknown_board_type_and_bad_rules_are_refused(tmp_path: Path) -> None:
     code, err = await run_cli("run", "--board", "foo:/x", "--table", "t1")
-    assert code == 2
+    assert code == EXIT_CONFIG
     assert "unknown board type 'foo'" in err
     code, err = await run_cli(
         "run", "--board", "dgt:/x", "--table", "t1", "--rules", "uscf", "--state-dir", str(tmp_path)
     )
-    assert code == 2
+    assert code == EXIT_CONFIG
     assert "unknown rules edition 'uscf'" in err
+
+
+async def test_configuration_errors_have_their_own_exit_status(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    """systemd must not restart a wrong configuration for ever (RestartPreventExitStatus=78),
+    but must restart a board that is not there yet (exit 2)."""
+    emulated = DgtEmulator()
+    async with emulated as emu:
+        board = f"dgt:{emu.path}"
+        config = tmp_path / "chessbridge.toml"
+        config.write_text(f'[broker]\nca_file = "{tmp_path / "no-such-ca.pem"}"\n')
+        code, err = await run_cli(
+            "run", "--board", board, "--table", "t1", "--broker", "mqtts://127.0.0.1:8883",
+            "--config", str(config), "--state-dir", str(tmp_path / "state"),
+        )  # fmt: skip
+        assert code == EXIT_CONFIG
+        [line] = [line for line in err.splitlines() if line.strip()]
+        assert "ca_file" in line
+        assert "no-such-ca.pem" in line
+        assert "no such file" in line
+        config.write_text("[broker]\nurl = 42\n")
+        code, err = await run_cli(
+            "run", "--board", board, "--table", "t1", "--config", str(config),
+            "--state-dir", str(tmp_path / "state"),
+        )  # fmt: skip
+        assert code == EXIT_CONFIG
+        assert "broker.url" in err
+        code, err = await run_cli("run", "--table", "t1")  # no --board
+        assert code == EXIT_CONFIG
+        assert "--board" in err
+    code, err = await run_cli(
+        "run", "--board", "dgt:/dev/no-such-board", "--table", "t1", "--broker", mosquitto.url,
+        "--state-dir", str(tmp_path / "state"),
+    )  # fmt: skip
+    assert code == EXIT_BOARD == 2
+
+
+async def test_under_systemd_each_line_has_its_journal_priority(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    """stderr is the journal (JOURNAL_STREAM names it): lines start with <N>."""
+    log = tmp_path / "journal"
+    async with DgtEmulator() as emu:
+        with log.open("wb") as stream:
+            stat = os.fstat(stream.fileno())
+            env = {**os.environ, "JOURNAL_STREAM": f"{stat.st_dev}:{stat.st_ino}"}
+            proc = await asyncio.create_subprocess_exec(
+                *run_argv(f"dgt:{emu.path}", "t1", mosquitto.url, tmp_path / "state"),
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=stream,
+                env=env,
+            )
+            await asyncio.sleep(0)
+            for _ in range(200):
+                await asyncio.sleep(0.05)
+                if b"connected to MQTT broker" in log.read_bytes():
+                    break
+            proc.send_signal(signal.SIGTERM)
+            assert await asyncio.wait_for(proc.wait(), 20) == 0
+    lines = log.read_text().splitlines()
+    assert lines
+    assert all(re.match(r"<[2-7]>chessbridge: ", line) for line in lines), lines
+    assert any(line.startswith("<6>chessbridge: INFO board") for line in lines)
 
 
 @pytest.mark.parametrize(

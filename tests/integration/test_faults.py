@@ -833,3 +833,44 @@ async def test_impossible_board_identity_never_reaches_the_retained_board(
     assert {b["model"] for b in boards} == {None, "Digital Game Technology"}
     assert_whole_game(sub.messages, plies=8)
     assert not any(c in log for c in "\x1b\x07")
+
+
+# --- (g) two daemons for one table ---------------------------------------------------------------
+
+
+async def test_a_second_daemon_for_the_same_table_refuses_to_run(
+    mosquitto: Mosquitto, mqtt_subscribe: Subscribe, table_id: str, tmp_path: Path
+) -> None:
+    """A second daemon (another state directory, so another epoch 1) would share the table's
+    (epoch, seq) space and consumers would drop real messages: it stops, with one clear line
+    and the configuration-error status; the first one goes on, its claim standing."""
+    rng = random.Random(11)
+    board = chess.Board()
+    async with (
+        DgtEmulator(speed=SPEED) as emu,
+        DgtEmulator(speed=SPEED) as other_board,
+        mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/#") as sub,
+        daemon(f"dgt:{emu.path}", table_id, mosquitto.url, tmp_path / "first") as first,
+    ):
+        await online_and_connected(sub)
+        start_clock(emu)
+        await play_until(emu, board, rng, 4, sub)
+        (first_instance,) = {p["data"]["instance"] for p in payloads(sub.messages, "claim")}
+        second = Daemon(f"dgt:{other_board.path}", table_id, mosquitto.url, tmp_path / "second")
+        await second.start()
+        assert second.proc is not None
+        code = await asyncio.wait_for(second.proc.wait(), RECONNECT_WAIT)
+        await play_until(emu, board, rng, 8, sub)
+        assert first.alive
+        topics = f"chessbridge/1/table/{table_id}/+"
+        async with mqtt_subscribe(mosquitto, topics) as late:  # the retained ones
+            await late.wait_for(lambda m: {suffix_of(x) for x in m} >= {"status", "claim"})
+            retained = {suffix_of(m): json.loads(bytes(m.payload))["data"] for m in late.messages}
+        assert await first.stop() == 0
+
+    assert code == 78, second.log()
+    lines = [line for line in second.log().splitlines() if "already runs table" in line]
+    assert len(lines) == 1, second.log()
+    assert retained["status"]["state"] == "online"
+    assert retained["claim"]["instance"] == first_instance
+    assert_whole_game(sub.messages, plies=8)

@@ -220,7 +220,7 @@ async def test_retained_board_and_game_republished_after_broker_restart(
             await publisher.connected.wait()
 
         async with mqtt_subscribe(broker, _topic(table_id, "#")) as late:
-            await late.wait_for(lambda messages: len(messages) == 3)
+            await late.wait_for(lambda messages: len(messages) == 4)
             by_topic = {m.topic.value.rsplit("/", 1)[-1]: m for m in late.messages}
         assert all(m.retain for m in by_topic.values())
         board = payloads.decode_envelope(bytes(by_topic["board"].payload))
@@ -228,6 +228,8 @@ async def test_retained_board_and_game_republished_after_broker_restart(
         assert (board.seq, game.seq) == (board_seq, game_seq)  # the same messages again
         assert payloads.data_as(board, payloads.BoardData) == BOARD
         assert payloads.decode_envelope(bytes(by_topic["status"].payload)).state == "online"
+        claim = payloads.decode_envelope(bytes(by_topic["claim"].payload))
+        assert payloads.data_as(claim, payloads.ClaimData).instance == publisher.instance
     outbox.close()
 
 

@@ -141,7 +141,7 @@ def connect(venue: Mosquitto) -> Connect:
 async def test_table_publishes_its_own_events_to_arbiters(connect: Connect) -> None:
     async with connect(ARBITER) as arbiter, connect(TABLE) as table:
         await arbiter.subscribe(ALL)
-        for suffix in ("event/move", "status", "board", "game", "response/new_game"):
+        for suffix in ("event/move", "status", "claim", "board", "game", "response/new_game"):
             await table.publish(table_topic(TABLE, suffix), suffix.encode())
             await arbiter.wait_for(table_topic(TABLE, suffix), suffix.encode())
 
@@ -488,3 +488,59 @@ async def test_tls_listener_is_not_trusted_without_the_venue_ca(
             pass
     del client
     gc.collect()  # that socket's warning, here rather than in whichever test runs next
+
+
+# --- nobody takes over a table's session -------------------------------------------------------
+
+
+@pytest.mark.parametrize("identifier", ["t042", "chessbridge-t042"])
+async def test_another_account_cannot_take_over_a_tables_session(
+    example_broker: tuple[Mosquitto, int], tmp_path: Path, identifier: str
+) -> None:
+    """With the documented config, an account connecting with the table's client id (the bare
+    table id, or the daemon's) gets a client id of its own: the table is not disconnected."""
+    broker, _ = example_broker
+    requests: list[str] = []
+    got = asyncio.Event()
+
+    async def on_request(command: str, raw: bytes) -> None:
+        requests.append(command)
+        got.set()
+
+    outbox = Outbox(tmp_path / "state")
+    publisher = Publisher(
+        TABLE, broker.url, outbox, username=TABLE, password=USERS[TABLE], on_request=on_request
+    )
+    display = _aiomqtt_client(broker, DISPLAY, USERS[DISPLAY])
+    try:
+        async with _connected(display) as shown:
+            await shown.subscribe(table_topic(TABLE, "status"))
+            async with _running(publisher):
+                await _wait(lambda: _status(shown.messages, TABLE) == ["online"])
+                intruder = aiomqtt.Client(
+                    broker.host,
+                    broker.port,
+                    username=ARBITER,
+                    password=USERS[ARBITER],
+                    identifier=identifier,
+                    logger=SUBSCRIBER_LOGGER,
+                )
+                async with _connected(intruder) as arbiter:
+                    # The table still reads its requests on its first connection.
+                    await arbiter.publish(table_topic(TABLE, "request/assign"), b"{}")
+                    await asyncio.wait_for(got.wait(), 5.0)
+                    assert _status(shown.messages, TABLE) == ["online"], "the table was kicked"
+    finally:
+        outbox.close()
+    assert requests == ["assign"]
+
+
+async def test_a_table_reads_and_writes_its_own_claim_only(connect: Connect) -> None:
+    """A second daemon for the same table is seen on the table's claim."""
+    async with connect(TABLE) as table, connect(OTHER) as other:
+        await table.subscribe("chessbridge/1/table/+/claim")
+        await other.publish(table_topic(OTHER, "claim"), b"other's")
+        await table.publish(table_topic(OTHER, "claim"), b"forged")
+        await table.publish(table_topic(TABLE, "claim"), b"own")
+        await table.wait_for(table_topic(TABLE, "claim"), b"own")
+        assert table.topics() == [table_topic(TABLE, "claim")]

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 import shlex
+import ssl
 from pathlib import Path
 
 import msgspec
 import pytest
 
-from bridge.__main__ import _parser
+from bridge.__main__ import EXIT_BOARD, EXIT_CONFIG, _parser
 from bridge.mqtt.outbox import Outbox
 from bridge.mqtt.publisher import Publisher
 from bridge.wire import config as config_module
@@ -80,6 +81,9 @@ def test_notify_service_with_watchdog_and_restart(unit: Unit) -> None:
     assert value(unit, "Service", "WatchdogSec") == "30s"
     assert value(unit, "Service", "Restart") == "on-failure"
     assert value(unit, "Service", "RestartSec") == "5s"
+    # A configuration error is not retried for ever; a board missing at start is.
+    assert value(unit, "Service", "RestartPreventExitStatus").split() == [str(EXIT_CONFIG)]
+    assert EXIT_BOARD != EXIT_CONFIG
     assert value(unit, "Install", "WantedBy") == "multi-user.target"
 
 
@@ -185,19 +189,26 @@ def test_example_config_documents_every_setting() -> None:
 
 
 def test_example_config_is_accepted_by_the_publisher(tmp_path: Path) -> None:
-    """TLS files go with an mqtts:// URL: the publisher refuses them with mqtt://."""
+    """TLS files go with an mqtts:// URL; they are read at start, so a missing one is said
+    then, naming the setting and the file (here the example's CA file does not exist)."""
     config = config_module.decode(EXAMPLE_CONFIG.read_bytes())
     broker = config.broker
     assert broker.url is not None
+    assert broker.ca_file is not None
+    system_ca = ssl.get_default_verify_paths().cafile
     outbox = Outbox(tmp_path)
     try:
+        with pytest.raises(ValueError, match=r"ca_file '/etc/chessbridge/venue-ca.pem'.*no such"):
+            Publisher(TABLE, broker.url, outbox, ca_file=Path(broker.ca_file))
+        if system_ca is None:
+            pytest.skip("this system names no CA bundle file to stand for the venue's")
         Publisher(
             TABLE,
             broker.url,
             outbox,
             username=broker.username,
             password=broker.password,
-            ca_file=None if broker.ca_file is None else Path(broker.ca_file),
+            ca_file=Path(system_ca),
         )
     finally:
         outbox.close()

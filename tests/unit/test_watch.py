@@ -594,3 +594,18 @@ def test_topic_filter() -> None:
     assert topic_filter("t7") == "chessbridge/1/table/t7/#"
     with pytest.raises(ValueError, match="invalid table id"):
         topic_filter("a/b")
+
+
+def test_a_status_error_is_shown_and_cleared() -> None:
+    view, feed = TableView("t1"), Feed()
+    view.apply(feed.status("online"))
+    full = payloads.StatusData(state="online", error="the outbox cannot be written")
+    applied = view.apply(feed.envelope("status", full))
+    assert applied is not None
+    assert applied.line == "t1 status online: the outbox cannot be written"
+    assert view.status_error == "the outbox cannot be written"
+    cleared = view.apply(feed.status("online"))
+    assert cleared is not None
+    assert cleared.line == "t1 status online"
+    assert view.status is not None
+    assert view.status_error is None
