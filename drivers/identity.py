@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
-MAX_TEXT: Final = 64
-"""Longest identity text kept (a DGT trademark message holds at most 64 bytes)."""
+MAX_TEXT: Final = 160
+"""Longest identity text kept (a DGT Pegasus says 70 characters of trademark, on three lines)."""
 
 MAX_SERIAL: Final = 32
 MAX_FIRMWARE_MAJOR: Final = 15

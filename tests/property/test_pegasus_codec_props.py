@@ -27,7 +27,8 @@ def frame(msg_id: int, payload: bytes) -> bytes:
 messages = st.one_of(
     st.lists(codes, min_size=64, max_size=64).map(lambda c: frame(0x86, bytes(c))),
     st.tuples(st.integers(0, 63), codes).map(lambda t: frame(0x8E, bytes(t))),
-    st.tuples(st.integers(0, 0x7F), st.integers(0, 0x7F)).map(lambda t: frame(0x93, bytes(t))),
+    # Firmware versions a board can have (drivers.identity: major 0-15, minor 0-99).
+    st.tuples(st.integers(0, 15), st.integers(0, 99)).map(lambda t: frame(0x93, bytes(t))),
     st.lists(st.integers(0, 100), min_size=9, max_size=9).map(lambda b: frame(0xA0, bytes(b))),
 )
 

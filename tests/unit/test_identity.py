@@ -47,7 +47,7 @@ def test_firmware(major: int, minor: int, kept: str | None) -> None:
         ("DGT\r\nPegasus\r\n", "DGT / Pegasus"),
         ("DGT\x1b[31m", None),
         ("DGT\x07", None),
-        ("x" * 65, None),
+        ("x" * 161, None),
         ("\r\n", None),
     ],
 )

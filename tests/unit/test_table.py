@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
 import chess
 import msgspec
 
-from bridge.table.daemon import DaemonOptions, TableDaemon
+from bridge.table.daemon import GAME_DELAY, DaemonOptions, TableDaemon
 from bridge.wire import payloads
 from drivers import BoardUri
 from drivers.events import BoardEvent, SquareEmptied, SquareOccupied
@@ -25,6 +26,13 @@ def table(state_dir: Path) -> TableDaemon:
         state_dir=state_dir,
     )
     return TableDaemon(options)
+
+
+async def closed(daemon: TableDaemon) -> None:
+    """Let the retained game due after the events go out, then close the outbox."""
+    while daemon._game_due:  # noqa: ASYNC110  # the daemon offers no event for it
+        await asyncio.sleep(GAME_DELAY)
+    daemon.outbox.close()
 
 
 def stored(daemon: TableDaemon, suffix: str) -> list[dict[str, Any]]:
@@ -51,7 +59,7 @@ async def test_held_events_are_judged_at_the_time_they_arrived(tmp_path: Path) -
         meanings = [t["meaning"] for t in stored(daemon, "event/touch")]
         assert "put back on its square" in meanings[1]
     finally:
-        daemon.outbox.close()
+        await closed(daemon)
 
 
 async def test_the_engine_time_never_goes_back(tmp_path: Path) -> None:
@@ -63,4 +71,4 @@ async def test_the_engine_time_never_goes_back(tmp_path: Path) -> None:
         meanings = [t["meaning"] for t in stored(daemon, "event/touch")]
         assert "flicker" in meanings[1]  # 0 s in the hand, not -1 s
     finally:
-        daemon.outbox.close()
+        await closed(daemon)
