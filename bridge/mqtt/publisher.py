@@ -256,6 +256,7 @@ class Publisher:
         them) costs nothing else.
         """
         self._descriptions[topic] = payload
+
     def set_problem(self, problem: str | None) -> None:
         """Say (or stop saying) in the retained ``status`` what keeps the table from working as
         it should (``data.error``); published at once if connected, and on every connection."""
