@@ -39,6 +39,7 @@ from bridge.demo.game import (
 from bridge.mqtt.session import BrokerSettings
 from bridge.table.daemon import DaemonOptions, TableDaemon
 from bridge.views.shell import Caption
+from bridge.wire import commands
 from bridge.wire.config import DEFAULT_RULES, Config
 from drivers import BoardUri
 from drivers.choreography import Style
@@ -123,6 +124,10 @@ async def _run(
                     state_dir=Path(state),
                     config=_daemon_config(options.config, embedded),
                 )
+            )
+            # The players, for the headers of the PGN a relay makes of the demo's game.
+            daemon.assignment = commands.Assignment(
+                white=game.white, black=game.black, event=game.event, round="1", board=1
             )
             tasks = [
                 asyncio.create_task(daemon.run(finished), name="daemon"),

@@ -133,7 +133,7 @@ async function loadDetail() {
   $("detail-open").replaceChildren(...alertList(table, true).children);
   if (!table.alerts.length) $("detail-open").append(el("li", { class: "muted" }, "none"));
   $("detail-moves").replaceChildren(...table.moves.map((move) =>
-    el("li", { class: move.final ? "" : "pending", value: Math.ceil(move.ply / 2) },
+    el("li", { class: move.final ? "" : "pending" },
       `${move.label}` + (move.clock ? ` (${move.clock})` : "") + (move.final ? "" : " …"))));
   $("detail-history").replaceChildren(...table.alertLog.map((entry) =>
     el("li", { class: entry.closed ? "closed" : "" },
