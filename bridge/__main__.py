@@ -170,6 +170,12 @@ def _parser() -> argparse.ArgumentParser:
         "--config", metavar="FILE", type=Path, help="TOML config ([broker] url and credentials)"
     )
     watch.add_argument("--plain", action="store_true", help="one line per event, no screen")
+    watch.add_argument(
+        "--room",
+        action="store_true",
+        help="one line per table (board, players, last move, clocks, open alerts, link): "
+        "a room of 100 tables on one screen",
+    )
     watch.set_defaults(func=_cmd_watch)
 
     relay = sub.add_parser(
@@ -415,6 +421,7 @@ def _cmd_watch(args: argparse.Namespace) -> int:
             ca_file=config.broker.ca_file,
             cert_file=config.broker.cert_file,
             key_file=config.broker.key_file,
+            room_view=args.room,
         )
 
     return asyncio.run(view())

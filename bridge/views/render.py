@@ -21,6 +21,7 @@ from bridge.views.model import (
     TableView,
     alert_line,
     format_seconds,
+    move_label,
     move_rows,
     natural_key,
     result_line,
@@ -241,3 +242,101 @@ def render(
         lines.append("")
         lines.extend(fit(note, width) for note in notes)
     return "\n".join(lines) + "\n"
+
+
+# --- the room: one line per table ------------------------------------------------------------
+
+RED: Final = "\x1b[31m"
+GREEN: Final = "\x1b[32m"
+BOLD: Final = "\x1b[1m"
+RESET: Final = "\x1b[0m"
+
+
+def _painted(text: str, style: str, color: bool) -> str:
+    return f"{style}{text}{RESET}" if color and text else text
+
+
+def room_line(view: TableView, width: int, *, color: bool = False) -> str:
+    """One table in one line of at most ``width`` visible columns.
+
+    ``B7 t042  Carlsen – Nakamura  34. Nf3  W 1:23:45* B 0:59:01  ! touch_move 4.3.1  online``:
+    the board number and table, the players, the last move (or the result), both clocks with the
+    running one marked, the open alerts (the first named, ``+N`` more) and the link, which is
+    shown only when it is not online and connected, or with its battery. With ``color``, alerts
+    and a link that is down are red and a result green (ANSI; the width counts text only).
+    """
+    board = view.board
+    label = f"B{view.board_number} {view.table}" if view.board_number else view.table
+    names = view.players or {}
+    players = f"{names.get('white', '?')} – {names.get('black', '?')}" if names else ""
+    last = view.last_move
+    if view.result is not None:
+        move = view.result.result
+    elif last is not None:
+        move = move_label(last.ply, last.san, last.color)
+    else:
+        move = "-"
+    clocks = ""
+    if view.clocks is not None:
+        white, black = view.clocks.white, view.clocks.black
+        clocks = (
+            f"W {format_seconds(white)}{'*' if view.clocks.running == 'white' else ''} "
+            f"B {format_seconds(black)}{'*' if view.clocks.running == 'black' else ''}"
+        )
+    alerts = ""
+    if view.alerts:
+        first = view.alerts[0]
+        more = f" +{len(view.alerts) - 1}" if len(view.alerts) > 1 else ""
+        alerts = f"! {first.kind} {first.article}{more}".rstrip()
+    state = board.state if board is not None else "?"
+    down = view.status != "online" or state != "connected"
+    link = f"{view.status or '?'}/{state}" if down else "ok"
+    if board is not None and board.battery is not None:
+        link += f" {board.battery}%"
+    fixed = [label.ljust(12), move.ljust(12), clocks.ljust(21), alerts, link]
+    room_for_players = width - sum(len(part) + 2 for part in fixed)
+    cells = [label.ljust(12)]
+    if room_for_players >= 8:
+        cells.append(fit(players, room_for_players).ljust(room_for_players))
+    cells += fixed[1:]
+    plain = "  ".join(cells).rstrip()
+    if len(plain) > width:
+        return fit(plain, width)
+    if not color:
+        return plain
+    painted = [cells[0]]
+    if room_for_players >= 8:
+        painted.append(cells[1])
+    style = GREEN + BOLD if view.result is not None else ""
+    painted.append(_painted(fixed[1], style, color) if style else fixed[1])
+    painted.append(fixed[2])
+    painted.append(_painted(alerts, RED + BOLD, color))
+    painted.append(_painted(link, RED, color) if down else link)
+    return "  ".join(painted).rstrip()
+
+
+def room(
+    views: Mapping[str, TableView],
+    width: int,
+    *,
+    title: str | None = None,
+    notes: Sequence[str] = (),
+    color: bool = False,
+) -> str:
+    """Every table in one line each (board number order), for a room of up to 100 tables."""
+    width = max(width, 20)
+    lines = [] if title is None else [fit(title, width)]
+    tables = sorted(views.values(), key=_room_order)
+    if not tables:
+        lines.append("waiting for tables...")
+    alerting = sum(1 for view in tables if view.alerts)
+    if tables:
+        lines.append(fit(f"{len(tables)} tables, {alerting} with open alerts", width))
+    lines.extend(room_line(view, width, color=color) for view in tables)
+    lines.extend(fit(note, width) for note in notes)
+    return "\n".join(lines) + "\n"
+
+
+def _room_order(view: TableView) -> tuple[int, list[tuple[int, int | str]]]:
+    number = view.board_number
+    return (int(number) if number and number.isdigit() else 1_000_000, natural_key(view.table))

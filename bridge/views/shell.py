@@ -28,7 +28,7 @@ import msgspec
 from bridge.backoff import Backoff
 from bridge.mqtt.session import BrokerSettings, reason_code, refused_credentials, run_sessions
 from bridge.views.model import PayloadError, TableView
-from bridge.views.render import PLAIN, Style, fit, render
+from bridge.views.render import PLAIN, Style, fit, render, room
 from bridge.wire import payloads
 
 EXIT_REFUSED: Final = 2
@@ -119,8 +119,10 @@ class _Watcher:
         width: int | None,
         style: Style = PLAIN,
         caption: Caption | None = None,
+        room: bool = False,
     ) -> None:
         self.settings = broker
+        self.room = room
         self.topics = topics
         self.table = table
         self.screen = screen
@@ -178,14 +180,24 @@ class _Watcher:
         width = self.width if self.width is not None else size.columns
         what = f"table {self.table}" if self.table is not None else "all tables"
         title = f"chessbridge watch  {self.broker}  {self.connection}  ({what})"
-        lines = render(
-            self.views,
-            width,
-            title=title,
-            caption=self.caption.lines,
-            notes=list(self.notes),
-            style=self.style,
-        ).splitlines()
+        if self.room:
+            text = room(
+                self.views,
+                width,
+                title=title,
+                notes=[*self.caption.lines, *self.notes],
+                color=self.style.colour,
+            )
+        else:
+            text = render(
+                self.views,
+                width,
+                title=title,
+                caption=self.caption.lines,
+                notes=list(self.notes),
+                style=self.style,
+            )
+        lines = text.splitlines()
         rows = max(size.lines - 1, 3)
         if len(lines) > rows:
             lines = [
@@ -318,6 +330,7 @@ async def watch(
     key_file: str | None = None,
     caption: Caption | None = None,
     style: Style | None = None,
+    room_view: bool = False,
 ) -> int:
     """Show the tables live until ``stop`` is set (or Ctrl-C / cancellation); returns the exit code.
 
@@ -335,6 +348,7 @@ async def watch(
         key_file: key of the client certificate.
         caption: lines to show above the tables (plain mode: printed as they change).
         style: Unicode and colours on the screen (default: what ``out`` can show).
+        room_view: one line per table on the screen (colour where ``style`` has it).
 
     Returns:
         0 when stopped, cancelled or when ``out`` was closed; 2 for a bad broker URL or table
@@ -364,6 +378,7 @@ async def watch(
         width=width,
         style=style if style is not None else screen_style(out) if screen else PLAIN,
         caption=caption,
+        room=room_view,
     )
     stopped = stop if stop is not None else asyncio.Event()
     tasks: list[asyncio.Task[None]] = []
