@@ -35,7 +35,6 @@ async def test_the_demo_game_served_by_the_relay_passes_python_chess_and_pgn_ext
     )
     assert proc.stderr is not None
     seen: list[str] = []
-    drain: asyncio.Task[bytes] | None = None
     try:
         async with asyncio.timeout(30):
             while not (found := re.search(r"mqtt://127\.0\.0\.1:(\d+)", "".join(seen))):
@@ -56,7 +55,7 @@ async def test_the_demo_game_served_by_the_relay_passes_python_chess_and_pgn_ext
         if proc.returncode is None:
             proc.kill()
         await proc.wait()
-    rest = b"" if drain is None else await asyncio.wait_for(drain, 30)
+    rest = await asyncio.wait_for(drain, 30)
     assert proc.returncode == 0, "".join(seen) + rest.decode()
     (game,) = read_games(text)
     assert sans(game) == OPERA_GAME.moves.split()
