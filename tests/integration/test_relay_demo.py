@@ -44,13 +44,13 @@ async def test_the_demo_game_served_by_the_relay_passes_python_chess_and_pgn_ext
         broker = Mosquitto(tmp_path / "unused", port=int(found.group(1)))  # its URL only
         drain = asyncio.create_task(proc.stderr.read())  # a full pipe would stall the demo
         async with running_relay(broker, tmp_path / "relay") as relay:
-            await asyncio.wait_for(proc.wait(), 110)  # the demo plays its game and ends
 
             async def finished() -> str | None:
                 text = await relay.text("/round.pgn")
                 return text if '[Result "1-0"]' in text else None
 
-            text = await eventually(finished)
+            text = await eventually(finished, within=100)  # the demo plays its whole game
+        await asyncio.wait_for(proc.wait(), 30)  # and ends (its broker lets its clients go)
     finally:
         if proc.returncode is None:
             proc.kill()
