@@ -1,68 +1,241 @@
-"""Engine cost per sensor event, next to a snapshot matcher, on the same event stream.
+"""Engine cost per event, next to a snapshot matcher that stays in sync with the game.
 
-The snapshot matcher is what bridges before us do: after every change, try every legal move of
-the game position and compare the resulting placement with the board. Both run in this process,
-one after the other on the same stream, so machine noise hits both alike.
+The snapshot matcher is what bridges before us do: after every change on the board, try every
+legal move of the game position and compare the resulting placement with the board. It is
+written to be as quick as that design allows: it compares bitboards (not FEN strings, as
+picochess does), skips the search when the board equals the game position, stops at the first
+match, and follows the game: at the event that physically completes each played move it pushes
+that move, so it never searches past a move it missed (a slide matches phantom moves on its
+way; they are counted, not followed). Both run in this process, one after the other on the
+same stream, game by game, so machine noise hits both alike.
 
-The stream is what a DGT board with a clock sends during random games: every move made by hand
-in a random style (captures either way, slides, castling king first, promotion through the
-pawn), a clock press after it, and the clock's once-a-second time message while a player thinks
-(1-10 s per move). Figures are given for all sensor events, for the board's own events (lifts and
-places: the matcher's work), and for the events that complete a move (the engine's most costly).
+Each stream is a set of random games played by hand in one style (``STREAMS``): captures with
+the victim pushed off, lifted first, or lifted after the capturing piece; sliders slid across
+every square on their way; games that castle (king first) or promote (through the pawn or
+directly, under-promotions included); a mix of all of them; and the mix on an occupancy-only
+board (every placed piece reported as UNKNOWN, no clock, Bluetooth LE timing: a DGT Pegasus).
+On the boards with a clock, the mover presses it 0.2-0.8 s after his last piece, and the
+clock sends its once-a-second message while a player thinks (1-10 s per move).
 
-    python -m bench.engine_bench [--games N] [--seed S]
+Figures are per event kind: ``lift`` and ``place`` (that complete nothing), ``completing`` (the
+lift or place after which the engine records a move), ``press`` (a clock press, which completes
+an ambiguous move still within its dwell), ``tick`` (the clock's message while nobody moves),
+``timer`` (``handle_timer`` when a dwell ends); ``sensor`` is every lift, place and press (the
+ticks are left out: they cost nothing and would pull any median down). The bars (docs/product.md
+§4, issue 12): the engine's median per sensor event ≤ 20 µs, its median completing event
+≤ 30 µs, and the engine ≥ 20× the matcher by total time over the whole stream, on every stream.
+
+    python -m bench.engine_bench [--games N] [--seed S] [--stream NAME ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import random
 import statistics
 import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Final, Literal
 
 import chess
 
 from bridge.arbiter.engine import Arbiter, EngineConfig
 from bridge.arbiter.facts import MovePlayed
-from drivers.choreography import Style, steps, to_events
-from drivers.events import ClockReading, ClockSide, SquareEmptied, SquareOccupied
+from drivers import BLE_DWELL, BLE_FLICKER
+from drivers.choreography import Lift, Place, Step, Style, steps
+from drivers.events import UNKNOWN, ClockReading, ClockSide, SquareEmptied, SquareOccupied
 
 Event = SquareEmptied | SquareOccupied | ClockReading
+Kind = Literal["lift", "place", "press", "tick"]
+
+SENSOR_BAR_US: Final = 20.0
+"""docs/product.md §4: median per sensor event."""
+COMPLETING_BAR_US: Final = 30.0
+"""Issue 12: median per move-completing event."""
+RATIO_BAR: Final = 20.0
+"""docs/product.md §4: the engine at least this many times faster than the matcher (total time)."""
+
+HAND_GAP: Final = (0.2, 0.35)
+"""Seconds between two steps of a hand (shorter than the dwell: a hand does not pause mid-move)."""
+SLIDE_GAP: Final = (0.08, 0.12)
+"""Seconds per square of a slide."""
+PRESS_GAP: Final = (0.2, 0.8)
+"""Seconds from the last piece let go to the clock press (within or past the 0.4 s dwell)."""
+THINK: Final = (1, 10)
+"""Seconds a player thinks before a move."""
 
 
-def random_game(rng: random.Random, max_plies: int = 120) -> list[chess.Move]:
-    """A random legal game (stops at the end of the game or after ``max_plies``)."""
+@dataclass(frozen=True, slots=True)
+class Timed:
+    """One event of a stream, with what it is for the benchmark."""
+
+    event: Event
+    kind: Kind
+    completes: chess.Move | None = None
+    """The played move that this event physically completes (the matcher follows it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Game:
+    """A played game and the events a board (and clock) reported while it was played."""
+
+    moves: tuple[chess.Move, ...]
+    events: tuple[Timed, ...]
+
+
+Favour = Callable[[chess.Board, chess.Move], float]
+"""The weight of a legal move when a random game is drawn (biases a stream's games)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StreamSpec:
+    """A hand style and the games that exercise it."""
+
+    name: str
+    what: str
+    styles: tuple[Style, ...]
+    favour: Favour
+    occupancy: bool = False
+    """Every placed piece is reported as UNKNOWN, no clock, Bluetooth LE timing (DGT Pegasus)."""
+
+    def config(self) -> EngineConfig:
+        """The engine's configuration for this stream's board."""
+        if self.occupancy:
+            return EngineConfig(dwell=BLE_DWELL, flicker=BLE_FLICKER)
+        return EngineConfig(white_side=ClockSide.RIGHT)
+
+
+def _uniform(board: chess.Board, move: chess.Move) -> float:
+    return 1.0
+
+
+def _captures(board: chess.Board, move: chess.Move) -> float:
+    return 4.0 if board.is_capture(move) else 1.0
+
+
+def _slides(board: chess.Board, move: chess.Move) -> float:
+    piece = board.piece_type_at(move.from_square)
+    far = chess.square_distance(move.from_square, move.to_square) >= 2
+    return 4.0 if far and piece in (chess.BISHOP, chess.ROOK, chess.QUEEN) else 1.0
+
+
+def _castling(board: chess.Board, move: chess.Move) -> float:
+    if board.is_castling(move):
+        return 1000.0
+    piece = board.piece_type_at(move.from_square)
+    if board.has_castling_rights(board.turn) and piece in (chess.KING, chess.ROOK):
+        return 0.2  # keep the rights a while
+    return 3.0 if piece in (chess.KNIGHT, chess.BISHOP) else 1.0  # clear the way
+
+
+def _promotions(board: chess.Board, move: chess.Move) -> float:
+    if move.promotion is not None:
+        return 200.0 if move.promotion == chess.QUEEN else 50.0
+    return 8.0 if board.piece_type_at(move.from_square) == chess.PAWN else 1.0
+
+
+def _mixed(board: chess.Board, move: chess.Move) -> float:
+    return 2.0 if board.is_capture(move) or move.promotion else 1.0
+
+
+STREAMS: Final = (
+    StreamSpec("plain", "lifted and put down; a victim pushed off", (Style.PLAIN,), _captures),
+    StreamSpec("victim_first", "victim lifted first", (Style.VICTIM_FIRST,), _captures),
+    StreamSpec(
+        "victim_last", "victim lifted after the capturer", (Style.VICTIM_AFTER_LIFT,), _captures
+    ),
+    StreamSpec("slides", "sliders slid across every square", (Style.SLIDE,), _slides),
+    StreamSpec("castling", "games that castle, king first", (Style.PLAIN,), _castling),
+    StreamSpec(
+        "promotions",
+        "promotions through the pawn or direct",
+        (Style.PLAIN, Style.PROMOTE_VIA_PAWN),
+        _promotions,
+    ),
+    StreamSpec("mixed", "every style, one per move at random", tuple(Style), _mixed),
+    StreamSpec(
+        "occupancy",
+        "every style; occupancy-only board (UNKNOWN pieces, no clock)",
+        tuple(Style),
+        _mixed,
+        occupancy=True,
+    ),
+)
+"""The streams, each of independent random games."""
+
+
+# -- streams ------------------------------------------------------------------------------------
+
+
+def random_game(
+    rng: random.Random, favour: Favour, *, max_plies: int = 120, queens_only: bool = False
+) -> list[chess.Move]:
+    """A random legal game drawn with ``favour`` (to the end of the game or ``max_plies``)."""
     board = chess.Board()
     moves: list[chess.Move] = []
     while not board.is_game_over() and len(moves) < max_plies:
-        move = rng.choice(list(board.legal_moves))
+        legal = [
+            m for m in board.legal_moves if not queens_only or m.promotion in (None, chess.QUEEN)
+        ]
+        move = rng.choices(legal, weights=[favour(board, m) for m in legal])[0]
         moves.append(move)
         board.push(move)
     return moves
 
 
-def stream(games: list[list[chess.Move]], rng: random.Random) -> list[tuple[int, list[Event]]]:
-    """Per game, the sensor events of a table with a clock (White's side on the right)."""
-    out: list[tuple[int, list[Event]]] = []
-    for game_no, game in enumerate(games):
-        board = chess.Board()
-        events: list[Event] = []
-        times = {ClockSide.LEFT: 3600, ClockSide.RIGHT: 3600}
-        high = ClockSide.RIGHT
-        t = 0.0
-        events.append(_reading(times, high, t))
-        for move in game:
-            for _ in range(rng.randint(1, 10)):  # thinking: one clock message a second
-                t += 1.0
+def play(spec: StreamSpec, moves: list[chess.Move], rng: random.Random) -> Game:
+    """The events of ``moves`` played by hand in ``spec``'s styles (White's clock on the right)."""
+    board = chess.Board()
+    out: list[Timed] = []
+    clock = not spec.occupancy
+    times = {ClockSide.LEFT: 3600, ClockSide.RIGHT: 3600}
+    high = ClockSide.RIGHT
+    t = 0.0
+    if clock:
+        out.append(Timed(_reading(times, high, t), "tick"))
+    for move in moves:
+        for _ in range(rng.randint(*THINK)):  # thinking: one clock message a second
+            t += 1.0
+            if clock:
                 times[high] -= 1
-                events.append(_reading(times, high, t))
-            seq = steps(board, move, rng.choice(list(Style)))
-            events.extend(to_events(seq, t + 0.1, 0.1))
-            t += 0.1 * len(seq) + 0.3
+                out.append(Timed(_reading(times, high, t), "tick"))
+        style = rng.choice(spec.styles)
+        seq = steps(board, move, style)
+        if spec.occupancy:
+            seq = _occupancy_steps(board, seq)
+        slide = style is Style.SLIDE and len(seq) > 2 + board.is_capture(move)
+        for i, step in enumerate(seq):
+            t += rng.uniform(*(SLIDE_GAP if slide else HAND_GAP))
+            last = i == len(seq) - 1
+            if isinstance(step, Lift):
+                event: Event = SquareEmptied(square=step.square, at=t)
+                kind: Kind = "lift"
+            else:
+                piece = UNKNOWN if spec.occupancy else step.piece
+                event, kind = SquareOccupied(square=step.square, piece=piece, at=t), "place"
+            out.append(Timed(event, kind, move if last else None))
+        if clock:
+            t += rng.uniform(*PRESS_GAP)
             high = ClockSide.LEFT if high is ClockSide.RIGHT else ClockSide.RIGHT
-            events.append(_reading(times, high, t))  # the press
-            board.push(move)
-        out.append((game_no, events))
+            out.append(Timed(_reading(times, high, t), "press"))
+        board.push(move)
+    return Game(tuple(moves), tuple(out))
+
+
+def _occupancy_steps(board: chess.Board, seq: list[Step]) -> list[Step]:
+    """``seq`` as an occupancy board sees it: a piece pushing a victim off empties the square."""
+    out: list[Step] = []
+    occupied = set(chess.SquareSet(board.occupied))
+    for step in seq:
+        if isinstance(step, Place) and step.square in occupied:
+            out.append(Lift(step.square))
+        out.append(step)
+        if isinstance(step, Lift):
+            occupied.discard(step.square)
+        else:
+            occupied.add(step.square)
     return out
 
 
@@ -80,99 +253,372 @@ def _reading(times: dict[ClockSide, int], high: ClockSide, at: float) -> ClockRe
     )
 
 
-Costs = dict[str, list[int]]
-"""Nanoseconds per event: ``all``, ``board`` (lifts and places), ``move`` (completing a move)."""
+def make_stream(spec: StreamSpec, games: int, seed: int, *, max_plies: int = 120) -> list[Game]:
+    """``games`` random games of ``spec``, from their own seed (streams are independent).
+
+    On an occupancy board every promotion is to a queen: the board cannot tell another piece,
+    and the engine takes a queen unless an arbiter corrects it.
+    """
+    rng = random.Random(f"{seed}:{spec.name}")
+    return [
+        play(
+            spec,
+            random_game(rng, spec.favour, max_plies=max_plies, queens_only=spec.occupancy),
+            rng,
+        )
+        for _ in range(games)
+    ]
 
 
-def run_engine(games: list[tuple[int, list[Event]]]) -> tuple[Costs, int]:
-    """Nanoseconds per event for the engine, and the moves it recorded."""
-    costs: Costs = {"all": [], "board": [], "move": []}
-    recorded = 0
+# -- the two contenders -------------------------------------------------------------------------
+
+Bucket = Literal["lift", "place", "completing", "press", "tick", "timer"]
+BUCKETS: Final[tuple[Bucket, ...]] = ("lift", "place", "completing", "press", "tick", "timer")
+
+
+@dataclass(slots=True)
+class Run:
+    """Nanoseconds per event by bucket, and what the contender made of the stream."""
+
+    costs: dict[Bucket, list[int]] = field(default_factory=lambda: {b: [] for b in BUCKETS})
+    moves: int = 0
+    """Moves recorded (engine) or matched at the event that completes them (matcher)."""
+    games_equal: int = 0
+    """Games whose recorded moves equal the played ones (engine) or all matched (matcher)."""
+    games_ended_early: int = 0
+    """Engine: games it ended by a result before the played game's end, the rest equal."""
+    phantoms: int = 0
+    """Matcher: positions matched at an event that completes no move (a slide's squares)."""
+    wrong: int = 0
+    """Matcher: another move matched at the event that completes a played one (on occupancy,
+    a capture by the same piece elsewhere leaves the same squares occupied)."""
+    press_completions: int = 0
+    """Engine: moves completed by a clock press."""
+
+    def total_ns(self) -> int:
+        """Every event's cost, summed."""
+        return sum(sum(values) for values in self.costs.values())
+
+    def sensor(self) -> list[int]:
+        """The costs of every lift, place and press."""
+        c = self.costs
+        return c["lift"] + c["place"] + c["completing"] + c["press"]
+
+
+def run_engine(games: Iterable[Game], config: EngineConfig, into: Run | None = None) -> Run:
+    """Feed every game to a fresh engine, timing each call as the daemon makes it."""
+    run = Run() if into is None else into
     clock = time.perf_counter_ns
-    for _, events in games:
-        arbiter = Arbiter(EngineConfig(white_side=ClockSide.RIGHT))
-        for event in events:
+    for game in games:
+        arbiter = Arbiter(config)
+        recorded: list[chess.Move] = []
+        deadline: float | None = None
+        for timed in game.events:
+            event = timed.event
+            while deadline is not None and deadline <= event.at:
+                t0 = clock()
+                facts = arbiter.handle_timer(deadline)
+                deadline = arbiter.next_deadline()
+                run.costs["timer"].append(clock() - t0)
+                _collect(facts, recorded)
             t0 = clock()
+            facts = arbiter.feed(event, event.at)
             deadline = arbiter.next_deadline()
-            facts = arbiter.handle_timer(event.at) if deadline and deadline <= event.at else []
-            facts += arbiter.feed(event, event.at)
             cost = clock() - t0
-            moved = sum(isinstance(f, MovePlayed) for f in facts)
-            recorded += moved
-            costs["all"].append(cost)
-            if not isinstance(event, ClockReading):
-                costs["board"].append(cost)
-            if moved:
-                costs["move"].append(cost)
-    return costs, recorded
-
-
-def run_matcher(games: list[tuple[int, list[Event]]]) -> tuple[Costs, int]:
-    """Nanoseconds per event for the snapshot matcher, and the moves it matched."""
-    costs: Costs = {"all": [], "board": [], "move": []}
-    matched = 0
-    clock = time.perf_counter_ns
-    for _, events in games:
-        board = chess.Board()
-        physical = board.piece_map()
-        for event in events:
+            moved = _collect(facts, recorded)
+            bucket: Bucket = timed.kind
+            if timed.kind == "press":
+                run.press_completions += moved
+            elif moved and timed.kind != "tick":
+                bucket = "completing"
+            run.costs[bucket].append(cost)
+        while deadline is not None:
             t0 = clock()
-            if isinstance(event, ClockReading):
-                costs["all"].append(clock() - t0)
+            facts = arbiter.handle_timer(deadline)
+            deadline = arbiter.next_deadline()
+            run.costs["timer"].append(clock() - t0)
+            _collect(facts, recorded)
+        ended = arbiter.result is not None
+        run.moves += len(recorded)
+        played = list(game.moves)
+        if recorded == played:
+            run.games_equal += 1
+        elif ended and recorded == played[: len(recorded)]:
+            run.games_ended_early += 1
+    return run
+
+
+def _collect(facts: Iterable[object], recorded: list[chess.Move]) -> bool:
+    """Append the moves in ``facts`` to ``recorded`` (a superseding move replaces the last)."""
+    moved = False
+    for fact in facts:
+        if isinstance(fact, MovePlayed):
+            moved = True
+            if fact.supersedes and recorded:
+                recorded.pop()
+            recorded.append(fact.move)
+    return moved
+
+
+Compare = Literal["fen", "bitboards", "occupancy"]
+"""How the matcher compares a position with the board: FEN placements (as the bridges of
+docs/prior-art.md do: picochess and python-mchess compare the board's FEN with each legal
+successor's), bitboards (the quickest compare python-chess allows), or occupied squares (an
+occupancy-only board: one integer)."""
+
+
+def run_matcher(games: Iterable[Game], compare: Compare, into: Run | None = None) -> Run:
+    """The snapshot matcher on every game, timing each event.
+
+    At the event that completes a move it also does what any bridge does for the move it
+    publishes, as the engine does: the SAN, the FEN after it and the end-of-game check.
+    """
+    run = Run() if into is None else into
+    clock = time.perf_counter_ns
+    for game in games:
+        board = chess.Board()
+        placement = chess.BaseBoard()
+        occupied = placement.occupied
+        board_fen = board.board_fen()
+        matched = 0
+        for timed in game.events:
+            t0 = clock()
+            if timed.kind in ("tick", "press"):
+                run.costs[timed.kind].append(clock() - t0)
                 continue
-            if isinstance(event, SquareEmptied):
-                physical.pop(event.square, None)
-            elif isinstance(event.piece, chess.Piece):
-                physical[event.square] = event.piece
-            found = False
-            for move in board.legal_moves:
-                board.push(move)
-                if board.piece_map() == physical:
-                    found = True
-                    break
-                board.pop()
+            event = timed.event
+            found: chess.Move | None = None
+            if compare == "occupancy":
+                occupied ^= chess.BB_SQUARES[event.square]  # type: ignore[union-attr]
+                if occupied != board.occupied:
+                    for move in board.legal_moves:
+                        board.push(move)
+                        same = board.occupied == occupied
+                        board.pop()
+                        if same:
+                            found = move
+                            break
+            else:
+                if isinstance(event, SquareEmptied):
+                    placement.remove_piece_at(event.square)
+                elif isinstance(event, SquareOccupied) and isinstance(event.piece, chess.Piece):
+                    placement.set_piece_at(event.square, event.piece)
+                if compare == "fen":
+                    target = placement.board_fen()
+                    if target != board_fen:
+                        for move in board.legal_moves:
+                            board.push(move)
+                            same = board.board_fen() == target
+                            board.pop()
+                            if same:
+                                found = move
+                                break
+                elif not _same(board, placement):
+                    for move in board.legal_moves:
+                        board.push(move)
+                        same = _same(board, placement)
+                        board.pop()
+                        if same:
+                            found = move
+                            break
+            played = timed.completes
+            if played is not None:
+                # Follow the game (never search past a missed move), with the move's facts.
+                board.san(played)
+                board.push(played)
+                board.fen()
+                board.is_game_over()
+                if compare == "fen":
+                    board_fen = board.board_fen()
             cost = clock() - t0
-            matched += found
-            costs["all"].append(cost)
-            costs["board"].append(cost)
-            if found:
-                costs["move"].append(cost)
-    return costs, matched
+            if played is not None:
+                run.costs["completing"].append(cost)
+                matched += found == played
+                run.wrong += found is not None and found != played
+            else:
+                run.costs[timed.kind].append(cost)
+                run.phantoms += found is not None
+        run.moves += matched
+        run.games_equal += matched == len(game.moves)
+    return run
+
+
+def _same(a: chess.BaseBoard, b: chess.BaseBoard) -> bool:
+    """The same placement (python-chess's ``BaseBoard.__eq__``, without its dispatch)."""
+    return (
+        a.occupied == b.occupied
+        and a.occupied_co[chess.WHITE] == b.occupied_co[chess.WHITE]
+        and a.pawns == b.pawns
+        and a.knights == b.knights
+        and a.bishops == b.bishops
+        and a.rooks == b.rooks
+        and a.queens == b.queens
+        and a.kings == b.kings
+    )
+
+
+# -- report -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """One stream's figures against the bars."""
+
+    stream: str
+    sensor_median_us: float
+    completing_median_us: float
+    ratio: float
+    """Matcher total time over engine total time (the bar's matcher)."""
+    quickest_ratio: float
+    """The same against the quickest matcher (bitboards; occupancy: the same matcher)."""
+    in_sync: bool
+
+    def met(self) -> bool:
+        """Every bar met, and the engine recorded the played games."""
+        return (
+            self.sensor_median_us <= SENSOR_BAR_US
+            and self.completing_median_us <= COMPLETING_BAR_US
+            and self.ratio >= RATIO_BAR
+            and self.in_sync
+        )
 
 
 def percentile(values: list[int], q: float) -> float:
+    """The ``q`` quantile of nanosecond ``values``, in microseconds."""
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] / 1000
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--games", type=int, default=20, help="random games to play (default 20)")
-    parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
-    args = parser.parse_args()
-    rng = random.Random(args.seed)
-    games = stream([random_game(rng) for _ in range(args.games)], rng)
-    engine, recorded = run_engine(games)
-    matcher, matched = run_matcher(games)
-    print(
-        f"{args.games} random games: {len(engine['all'])} sensor events, "
-        f"{len(engine['board'])} lifts and places; moves recorded by the engine: {recorded}, "
-        f"positions matched by the matcher: {matched} (phantom moves on slides included)"
+def _row(label: str, values: list[int]) -> str:
+    if not values:
+        return f"  {label:26}{0:>8}"
+    return (
+        f"  {label:26}{len(values):>8}{statistics.median(values) / 1000:9.1f}"
+        f"{percentile(values, 0.9):9.1f}{percentile(values, 0.99):9.1f}"
+        f"{sum(values) / 1e6:10.1f}"
     )
-    print(f"{'µs per event':28}{'median':>9}{'p90':>9}{'p99':>9}")
-    for label, name, costs in (
-        ("engine, all sensor events", "all", engine),
-        ("engine, lifts and places", "board", engine),
-        ("engine, completing a move", "move", engine),
-        ("matcher, lifts and places", "board", matcher),
-    ):
-        values = costs[name]
+
+
+def _median_us(values: list[int]) -> float:
+    return statistics.median(values) / 1000 if values else 0.0
+
+
+def report(
+    spec: StreamSpec, games: list[Game], engine: Run, matchers: dict[Compare, Run]
+) -> Verdict:
+    """Print one stream's figures; return its verdict (the first matcher is the bar's)."""
+    plies = sum(len(g.moves) for g in games)
+    board_events = sum(1 for g in games for t in g.events if t.kind in ("lift", "place"))
+    presses = sum(1 for g in games for t in g.events if t.kind == "press")
+    print(f"\n== {spec.name}: {spec.what}")
+    print(
+        f"  {len(games)} games, {plies} plies; {board_events} lifts and places, {presses} "
+        f"presses, {sum(len(g.events) for g in games)} events in all; {_census(games)}"
+    )
+    early = f" (+{engine.games_ended_early} ended early by a result)"
+    print(
+        f"  engine: {engine.moves} moves recorded; the played game recorded in "
+        f"{engine.games_equal}/{len(games)} games"
+        + (early if engine.games_ended_early else "")
+        + (f"; {engine.press_completions} moves completed by the press" if presses else "")
+    )
+    for compare, matcher in matchers.items():
         print(
-            f"{label:28}{statistics.median(values) / 1000:9.1f}"
-            f"{percentile(values, 0.9):9.1f}{percentile(values, 0.99):9.1f}"
+            f"  matcher ({compare}): {matcher.moves}/{plies} moves matched at the event that "
+            f"completes them ({matcher.wrong} as another move), {matcher.phantoms} phantom "
+            "matches on the way"
         )
-    ratio = statistics.median(matcher["board"]) / statistics.median(engine["board"])
-    print(f"on lifts and places the engine is {ratio:.0f}x faster than the matcher (medians)")
+    print(f"  {'µs per event':26}{'N':>8}{'median':>9}{'p90':>9}{'p99':>9}{'total ms':>10}")
+    for bucket in BUCKETS:
+        if engine.costs[bucket]:
+            print(_row(f"engine {bucket}", engine.costs[bucket]))
+    print(_row("engine sensor", engine.sensor()))
+    for compare, matcher in matchers.items():
+        for bucket in ("lift", "place", "completing"):
+            print(_row(f"matcher {compare} {bucket}", matcher.costs[bucket]))
+        print(_row(f"matcher {compare} sensor", matcher.sensor()))
+    ratios = {c: m.total_ns() / engine.total_ns() for c, m in matchers.items()}
+    first, *_ = ratios
+    verdict = Verdict(
+        stream=spec.name,
+        sensor_median_us=_median_us(engine.sensor()),
+        completing_median_us=_median_us(engine.costs["completing"]),
+        ratio=ratios[first],
+        quickest_ratio=min(ratios.values()),
+        in_sync=engine.games_equal + engine.games_ended_early == len(games),
+    )
+    totals = ", ".join(f"matcher ({c}) {m.total_ns() / 1e6:.1f} ms" for c, m in matchers.items())
+    print(f"  total: engine {engine.total_ns() / 1e6:.1f} ms, {totals}")
+    print("  the engine is " + ", ".join(f"{r:.1f}x the {c} matcher" for c, r in ratios.items()))
+    return verdict
+
+
+def _census(games: list[Game]) -> str:
+    counts = {"captures": 0, "castlings": 0, "promotions": 0, "en passant": 0}
+    for game in games:
+        board = chess.Board()
+        for move in game.moves:
+            counts["captures"] += board.is_capture(move)
+            counts["castlings"] += board.is_castling(move)
+            counts["promotions"] += move.promotion is not None
+            counts["en passant"] += board.is_en_passant(move)
+            board.push(move)
+    return ", ".join(f"{n} {what}" for what, n in counts.items())
+
+
+def summary(verdicts: list[Verdict]) -> None:
+    """One line per stream against the bars."""
+    print(
+        f"\nbars: sensor median ≤ {SENSOR_BAR_US:.0f} µs, completing median ≤ "
+        f"{COMPLETING_BAR_US:.0f} µs, engine ≥ {RATIO_BAR:.0f}x the matcher by total time "
+        "(FEN matcher; occupancy: the occupancy matcher)"
+    )
+    print(
+        f"{'stream':14}{'sensor µs':>10}{'compl. µs':>10}{'ratio':>8}{'quickest':>10}"
+        "  in sync  verdict"
+    )
+    for v in verdicts:
+        print(
+            f"{v.stream:14}{v.sensor_median_us:10.1f}{v.completing_median_us:10.1f}"
+            f"{v.ratio:7.1f}x{v.quickest_ratio:9.1f}x  {'yes' if v.in_sync else 'NO ':7}  "
+            f"{'met' if v.met() else 'MISSED'}"
+        )
+
+
+def matchers_for(spec: StreamSpec) -> tuple[Compare, ...]:
+    """The matchers a stream is compared with, the bar's first."""
+    return ("occupancy",) if spec.occupancy else ("fen", "bitboards")
+
+
+def main() -> None:
+    """Run the benchmark from the command line."""
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--games", type=int, default=20, help="games per stream (default 20)")
+    parser.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    parser.add_argument(
+        "--stream",
+        action="append",
+        choices=[s.name for s in STREAMS],
+        help="only this stream (repeatable; default: all)",
+    )
+    args = parser.parse_args()
+    chosen = [s for s in STREAMS if args.stream is None or s.name in args.stream]
+    verdicts = []
+    for spec in chosen:
+        games = make_stream(spec, args.games, args.seed)
+        run_engine(games[:1], spec.config())  # warm-up, not counted
+        for compare in matchers_for(spec):
+            run_matcher(games[:1], compare)
+        engine = Run()
+        matchers: dict[Compare, Run] = {compare: Run() for compare in matchers_for(spec)}
+        for game in games:  # side by side, game by game: a burst of machine noise hits both
+            gc.collect()
+            run_engine([game], spec.config(), engine)
+            for compare, matcher in matchers.items():
+                gc.collect()
+                run_matcher([game], compare, matcher)
+        verdicts.append(report(spec, games, engine, matchers))
+    summary(verdicts)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,109 @@
+"""The engine benchmark's streams are what they claim, and both contenders follow the game.
+
+No timing is asserted here (timings belong to the benchmark's own report); these tests check
+that the figures it prints are about the right work: every played move completed once in the
+stream, the matcher in sync with the game, the engine recording the played game.
+"""
+
+from __future__ import annotations
+
+import chess
+import pytest
+
+from bench.engine_bench import (
+    STREAMS,
+    Game,
+    StreamSpec,
+    make_stream,
+    matchers_for,
+    run_engine,
+    run_matcher,
+)
+from drivers.events import UNKNOWN, ClockReading, SquareEmptied, SquareOccupied
+
+GAMES = 3
+PLIES = 60
+
+
+def _stream(name: str) -> tuple[StreamSpec, list[Game]]:
+    spec = next(s for s in STREAMS if s.name == name)
+    return spec, make_stream(spec, GAMES, seed=7, max_plies=PLIES)
+
+
+@pytest.mark.parametrize("name", [s.name for s in STREAMS])
+def test_every_played_move_is_completed_once_in_time_order(name: str) -> None:
+    _, games = _stream(name)
+    for game in games:
+        completed = [t.completes for t in game.events if t.completes is not None]
+        assert completed == list(game.moves)
+        times = [t.event.at for t in game.events]
+        assert times == sorted(times)
+
+
+@pytest.mark.parametrize("name", [s.name for s in STREAMS if not s.occupancy])
+def test_matchers_stay_in_sync_on_boards_that_know_the_pieces(name: str) -> None:
+    spec, games = _stream(name)
+    plies = sum(len(g.moves) for g in games)
+    for compare in matchers_for(spec):
+        run = run_matcher(games, compare)
+        assert (run.moves, run.wrong, run.games_equal) == (plies, 0, GAMES), compare
+
+
+def test_occupancy_matcher_follows_the_game() -> None:
+    # Occupancy alone cannot tell two captures by the same piece apart: the matcher may match
+    # another move there, but at every completing event it matches one, and then follows the game.
+    _, games = _stream("occupancy")
+    run = run_matcher(games, "occupancy")
+    plies = sum(len(g.moves) for g in games)
+    assert run.moves + run.wrong == plies
+    assert run.games_equal + run.wrong >= GAMES
+
+
+@pytest.mark.parametrize("name", [s.name for s in STREAMS if not s.occupancy])
+def test_engine_records_the_played_games(name: str) -> None:
+    spec, games = _stream(name)
+    run = run_engine(games, spec.config())
+    assert run.games_equal + run.games_ended_early == GAMES
+
+
+def test_streams_hold_what_their_names_say() -> None:
+    def census(name: str) -> dict[str, int]:
+        _, games = _stream(name)
+        out = {"castling": 0, "promotion": 0, "under": 0, "slide": 0, "victim_first": 0}
+        for game in games:
+            board = chess.Board()
+            events = iter(t for t in game.events if not isinstance(t.event, ClockReading))
+            for move in game.moves:
+                seq = []
+                for timed in events:
+                    seq.append(timed.event)
+                    if timed.completes is not None:
+                        break
+                out["castling"] += board.is_castling(move)
+                out["promotion"] += move.promotion is not None
+                out["under"] += move.promotion not in (None, chess.QUEEN)
+                out["slide"] += len(seq) > 4
+                first = seq[0]
+                out["victim_first"] += (
+                    board.is_capture(move)
+                    and isinstance(first, SquareEmptied)
+                    and first.square != move.from_square
+                )
+                board.push(move)
+        return out
+
+    assert census("castling")["castling"] >= GAMES
+    assert census("promotions")["promotion"] >= GAMES
+    assert census("promotions")["under"] >= 1
+    assert census("slides")["slide"] >= GAMES
+    assert census("victim_first")["victim_first"] >= GAMES
+    assert census("plain")["victim_first"] == 0
+
+
+def test_occupancy_stream_reports_only_occupancy_and_no_clock() -> None:
+    _, games = _stream("occupancy")
+    events = [t.event for g in games for t in g.events]
+    assert not any(isinstance(e, ClockReading) for e in events)
+    placed = [e for e in events if isinstance(e, SquareOccupied)]
+    assert placed
+    assert all(e.piece is UNKNOWN for e in placed)
