@@ -17,7 +17,7 @@ course. The result is shown once every move is, with its reason as the last comm
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -96,11 +96,6 @@ def table_pgn(table: RelayTable, now: float, broadcast: Broadcast) -> str:
         for index, (part, count) in enumerate(zip(parts, counts, strict=True))
     ]
     return "\n".join(games)
-
-
-def round_pgn(tables: Iterable[RelayTable], now: float, broadcast: Broadcast) -> str:
-    """Every table's PGN, one after the other."""
-    return "\n".join(table_pgn(table, now, broadcast) for table in tables)
 
 
 def termination(reason: str) -> str:

@@ -43,7 +43,8 @@ class Room:
         self.tables: dict[str, RelayTable] = {}
         self.version = 0
         self._round: tuple[tuple[int, float | None], Document] | None = None
-        self._per_table: dict[str, tuple[tuple[int, pgn.Shown], Document]] = {}
+        self._texts: dict[str, tuple[tuple[int, pgn.Shown], str]] = {}
+        self._documents: dict[str, Document] = {}
 
     # -- folding -----------------------------------------------------------------------------
 
@@ -100,8 +101,12 @@ class Room:
             if version == self.version and (due is None or now < due):
                 return document
         tables = self.round_tables()
-        text = pgn.round_pgn(tables, now, self.broadcast)
-        due_times = [t for t in (pgn.next_change(x, now, delay) for x in tables) if t is not None]
+        text = "\n".join(self._text(table, now) for table in tables)
+        due_times = (
+            [t for t in (pgn.next_change(x, now, delay) for x in tables) if t is not None]
+            if delay > 0
+            else []
+        )
         document = self._document(text, wall, cached[1] if cached else None)
         self._round = ((self.version, min(due_times) if due_times else None), document)
         return document
@@ -120,14 +125,21 @@ class Room:
         table = self.tables.get(table_id)
         if table is None or table.game_id is None:
             return None
+        text = self._text(table, now)
+        cached = self._documents.get(table_id)
+        document = self._document(text, wall, cached)
+        self._documents[table_id] = document
+        return document
+
+    def _text(self, table: RelayTable, now: float) -> str:
+        """The table's PGN text, made again only when what is shown of it changed."""
         key = (table.version, pgn.shown(table, now, self.broadcast.delay))
-        cached = self._per_table.get(table_id)
+        cached = self._texts.get(table.table)
         if cached is not None and cached[0] == key:
             return cached[1]
         text = pgn.table_pgn(table, now, self.broadcast)
-        document = self._document(text, wall, cached[1] if cached else None)
-        self._per_table[table_id] = (key, document)
-        return document
+        self._texts[table.table] = (key, text)
+        return text
 
     @staticmethod
     def _document(text: str, wall: float, before: Document | None) -> Document:
