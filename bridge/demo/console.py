@@ -25,9 +25,9 @@ from typing import Final, TextIO
 import chess
 import chess.pgn
 
-from bridge.demo.game import WHITE_SIDE, press_side
+from bridge.demo.game import WHITE_SIDE, make, press_side
 from drivers import FAMILIES
-from drivers.choreography import Lift, Style, steps
+from drivers.choreography import Lift, Step, Style, steps
 from drivers.emulation import EmulatedBoard, SettableClock, Switchable, create_emulator
 
 HELP: Final = """\
@@ -169,22 +169,13 @@ class Console:
 
     async def perform(self, move: chess.Move, style: Style = Style.PLAIN) -> str:
         """Make a legal ``move`` with the hands; returns the steps, e.g. ``lift e2, place e4 P``."""
+        seq = steps(self.game, move, style)
         pause = max(MIN_STEP_PAUSE, STEP_PAUSE / self.speed)
-        said = []
-        for index, step in enumerate(steps(self.game, move, style)):
-            if index:
-                await asyncio.sleep(pause)
-            square = chess.square_name(step.square)
-            if isinstance(step, Lift):
-                await self.board.lift(square)
-                said.append(f"lift {square}")
-            else:
-                await self.board.place(square, step.piece.symbol())
-                said.append(f"place {square} {step.piece.symbol()}")
+        await make(self.board, seq, lambda: pause)
         self.game.push(move)
         self._last_square = move.to_square
         self.hand.clear()
-        return ", ".join(said)
+        return ", ".join(_described(step) for step in seq)
 
     def _parse_move(self, token: str) -> chess.Move:
         with contextlib.suppress(ValueError):
@@ -602,6 +593,11 @@ def _base_time(time_control: str) -> int | None:
     """The base seconds of a PGN ``TimeControl`` such as ``300+2`` or ``40/5400:1800``."""
     match = re.match(r"(?:\d+/)?(\d+)(?:\+\d+)?", time_control)
     return int(match.group(1)) if match else None
+
+
+def _described(step: Step) -> str:
+    square = chess.square_name(step.square)
+    return f"lift {square}" if isinstance(step, Lift) else f"place {square} {step.piece.symbol()}"
 
 
 def _colour(color: chess.Color) -> str:

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 import chess
 
-from drivers.choreography import Lift, Style, steps
+from drivers.choreography import Lift, Step, Style, steps
 from drivers.emulation import EmulatedBoard
 
 
@@ -89,13 +90,18 @@ async def perform(
     speed: float = 1.0,
 ) -> None:
     """Make ``move`` on the emulated board with the hands, in ``style`` (no clock press)."""
-    for step in steps(board, move, style):
+    await make(emu, steps(board, move, style), lambda: rng.uniform(0.12, 0.3) / speed)
+
+
+async def make(emu: EmulatedBoard, seq: Sequence[Step], pause: Callable[[], float]) -> None:
+    """Carry out the lifts and places of ``seq`` on ``emu``, ``pause()`` seconds after each."""
+    for step in seq:
         square = chess.square_name(step.square)
         if isinstance(step, Lift):
             await emu.lift(square)
         else:
             await emu.place(square, step.piece.symbol())
-        await asyncio.sleep(rng.uniform(0.12, 0.3) / speed)
+        await asyncio.sleep(pause())
 
 
 def press_side(color: chess.Color) -> str:
