@@ -52,6 +52,10 @@ GAME_KEY: Final = "game"
 GAME_DELAY: Final = 0.02
 """Seconds the retained ``game`` waits after the events that changed it (they go first)."""
 
+GAME_INTERVAL: Final = 0.5
+"""Least seconds between two publications of the retained ``game``: a move, its press and its
+touches make one publication, not three."""
+
 CHECKPOINT_EVERY: Final = 10.0
 """Seconds between outbox checkpoints (the WAL is not checkpointed inside commits)."""
 
@@ -129,6 +133,9 @@ class TableDaemon:
         self._shown_rotated = False
         self.lights = SquareLights()
         self._game_due = False
+        self._game_sent_at = float("-inf")
+        self.moves = MoveLists()
+        """The game's moves, kept move by move for the retained game and the saved one."""
         self._last_seq = self.outbox.last_seq
         self._timer: asyncio.TimerHandle | None = None
         self._engine_now = float("-inf")
@@ -278,28 +285,40 @@ class TableDaemon:
         self._emit(self.arbiter.handle_timer(self._now()))
 
     def _emit(self, facts: list[Fact]) -> None:
+        """Publish the facts of one step and save the game with them: one transaction, so a
+        crash cannot keep the move's event without the game (or the other way round)."""
         game_changed = False
         touches = self.options.config.engine.touch_events
-        for fact in facts:
-            if isinstance(fact, TouchReported) and not touches:
-                continue
-            self._last_seq = self.publisher.publish_fact(fact)
-            if isinstance(fact, MovePlayed):
-                log.info("ply %d: %s (%s)", fact.ply, fact.san, fact.completed_by.value)
-            game_changed = game_changed or not isinstance(fact, TouchReported)
+        played: list[MovePlayed] = []
+        with self.outbox.batch():
+            for fact in facts:
+                if isinstance(fact, TouchReported) and not touches:
+                    continue
+                self._last_seq = self.publisher.publish_fact(fact)
+                if isinstance(fact, MovePlayed):
+                    played.append(fact)
+                    self.moves.played(fact)
+                game_changed = game_changed or not isinstance(fact, TouchReported)
+            if game_changed:
+                self._save_game()
         if game_changed:
-            # Saved at once, a commit after the move's: a crash between the two would replay
-            # the move's event and reconstruct the move again under a new seq.
-            self._save_game()
-            if not self._game_due:
-                # The retained snapshot can wait a moment: the events just queued go to the
-                # broker first (the sender needs two loop passes to start a publish).
-                self._game_due = True
-                asyncio.get_running_loop().call_later(GAME_DELAY, self._flush_game)
+            self._game_changed()
+        for move in played:
+            log.info("ply %d: %s (%s)", move.ply, move.san, move.completed_by.value)
         if self.arbiter.rotated != self._shown_rotated and self.board.state == "connected":
             self._publish_board()
         self._arm_timer()
         self.lights.update(self.arbiter, facts, self._leds())
+
+    def _game_changed(self) -> None:
+        """Publish the retained ``game`` soon, coalesced: after the events that changed it
+        (they go to the broker first), and at most once every ``GAME_INTERVAL`` seconds."""
+        if self._game_due:
+            return
+        self._game_due = True
+        loop = asyncio.get_running_loop()
+        at = max(loop.time() + GAME_DELAY, self._game_sent_at + GAME_INTERVAL)
+        loop.call_at(at, self._flush_game)
 
     def _leds(self) -> LedDisplay | None:
         link = self.board.link
@@ -309,6 +328,7 @@ class TableDaemon:
         if self._game_due:
             self._game_due = False
             self._publish_game()
+            self._game_sent_at = asyncio.get_running_loop().time()
 
     def _arm_timer(self) -> None:
         deadline = self.arbiter.next_deadline()
@@ -346,9 +366,15 @@ class TableDaemon:
 
     def _publish_game(self) -> None:
         snap = self.arbiter.snapshot()
+        moves = self.moves.of(self.arbiter)
         self._last_seq = self.publisher.set_game(
             game_data(
-                snap, self.game_id, self.options.rules, self._last_seq, assignment=self.assignment
+                snap,
+                self.game_id,
+                self.options.rules,
+                self._last_seq,
+                assignment=self.assignment,
+                moves=moves,
             )
         )
 
@@ -358,7 +384,7 @@ class TableDaemon:
         saved = SavedGame(
             id=self.game_id,
             start_fen=arbiter.start_fen,
-            moves=[move.uci() for move in arbiter.board.move_stack],
+            moves=list(self.moves.of(arbiter).uci),
             rules=self.options.rules,
             result=None if arbiter.result is None else arbiter.result.result,
             assignment=self.assignment,
@@ -515,6 +541,45 @@ def new_game_id(table: str, now: Callable[[], dt.datetime] | None = None) -> str
     return f"{table}-{stamp.strftime('%Y%m%dT%H%M%SZ')}"
 
 
+class MoveLists:
+    """The game's moves as the retained ``game`` and the saved game hold them, kept up to date
+    move by move (a move appended, a superseding one replacing the last) instead of being
+    rebuilt from the whole game at every publication; rebuilt only when the game was changed
+    otherwise (a takeback, a correction, a new game)."""
+
+    def __init__(self) -> None:
+        self._first_ply = 1
+        self._uci: list[str] = []
+        self._san: list[str] = []
+        self._list: payloads.MoveList | None = None
+
+    def played(self, move: MovePlayed) -> None:
+        """``move`` was recorded (or replaced the last one)."""
+        index = move.ply - self._first_ply
+        if index < 0 or index > len(self._uci):
+            return  # not this game's: :meth:`of` rebuilds
+        del self._uci[index:], self._san[index:]
+        self._uci.append(move.move.uci())
+        self._san.append(move.san)
+        self._list = None
+
+    def of(self, arbiter: Arbiter) -> payloads.MoveList:
+        """The moves of ``arbiter``'s game (checked by their count; rebuilt if they differ)."""
+        stack = arbiter.board.move_stack
+        first_ply = chess.Board(arbiter.start_fen).ply() + 1 if not stack else None
+        if len(stack) != len(self._uci) or (first_ply is not None and first_ply != self._first_ply):
+            snap = arbiter.snapshot()
+            self._first_ply = chess.Board(snap.start_fen).ply() + 1
+            self._uci = [uci for uci, _ in snap.moves]
+            self._san = [san for _, san in snap.moves]
+            self._list = None
+        if self._list is None:
+            self._list = payloads.MoveList(
+                first_ply=self._first_ply, uci=tuple(self._uci), san=tuple(self._san)
+            )
+        return self._list
+
+
 def game_data(
     snap: GameSnapshot,
     game_id: str,
@@ -522,19 +587,19 @@ def game_data(
     last_seq: int,
     *,
     assignment: commands.Assignment | None = None,
+    moves: payloads.MoveList | None = None,
 ) -> payloads.GameData:
-    """The retained ``game`` payload of an engine snapshot (with the table's assignment)."""
-    start = chess.Board(snap.start_fen)
-    first_ply, first_color = start.ply() + 1, start.turn
-    moves = tuple(
-        payloads.MoveRecord(
-            ply=first_ply + i,
-            uci=uci,
-            san=san,
-            color=payloads.color_name(first_color if i % 2 == 0 else not first_color),
+    """The retained ``game`` payload of an engine snapshot (with the table's assignment).
+
+    ``moves``: the game's moves kept up to date by the caller (:class:`MoveLists`); by default
+    they are made from the snapshot's.
+    """
+    if moves is None:
+        moves = payloads.MoveList(
+            first_ply=chess.Board(snap.start_fen).ply() + 1,
+            uci=tuple(uci for uci, _ in snap.moves),
+            san=tuple(san for _, san in snap.moves),
         )
-        for i, (uci, san) in enumerate(snap.moves)
-    )
     result = snap.result
     return payloads.GameData(
         id=game_id,

@@ -292,7 +292,7 @@ class TableView:
         self.fen = data.fen
         self.start_fen = data.start_fen
         self.position = position
-        self.moves = list(data.moves)
+        self.moves = data.moves.records()
         self.clocks = data.clocks
         self.alerts = list(data.alerts)
         self.result = (

@@ -119,7 +119,7 @@ def home_assistant_config(table: str, *, driver: str, version: str) -> bytes:
             "last_move",
             "Last move",
             game,
-            f"{{{{ {data}.moves[-1].san if {data}.moves else '' }}}}",
+            f"{{{{ {data}.moves.san[-1] if {data}.moves.san else '' }}}}",
         ),
         "white_clock": sensor(
             "white_clock",

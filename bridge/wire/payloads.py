@@ -190,7 +190,7 @@ class BoardData(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class MoveRecord(msgspec.Struct, frozen=True, kw_only=True):
-    """One move of the game snapshot."""
+    """One move of the game, as consumers hold it (:meth:`MoveList.records`)."""
 
     ply: int
     uci: str
@@ -198,17 +198,46 @@ class MoveRecord(msgspec.Struct, frozen=True, kw_only=True):
     color: ColorName
 
 
+class MoveList(msgspec.Struct, frozen=True, kw_only=True):
+    """The moves of the game snapshot, compact: two lists of one string per ply.
+
+    ``uci[i]`` and ``san[i]`` are the move of ply ``first_ply + i``; ``first_ply`` is 1 from the
+    standard position (odd plies are White's), more when the game started from a FEN. Example::
+
+        {"first_ply": 1, "uci": ["e2e4", "e7e5", "g1f3"], "san": ["e4", "e5", "Nf3"]}
+    """
+
+    first_ply: int = 1
+    uci: tuple[str, ...] = ()
+    san: tuple[str, ...] = ()
+
+    def records(self) -> list[MoveRecord]:
+        """One :class:`MoveRecord` per move, with its ply and colour."""
+        return [
+            MoveRecord(
+                ply=self.first_ply + i, uci=uci, san=san, color=ply_color(self.first_ply + i)
+            )
+            for i, (uci, san) in enumerate(zip(self.uci, self.san, strict=True))
+        ]
+
+
+def ply_color(ply: int) -> ColorName:
+    """Who made ply ``ply`` (1 is White's first move)."""
+    return "white" if ply % 2 else "black"
+
+
 class GameData(msgspec.Struct, frozen=True, kw_only=True):
     """``game``: the full snapshot, enough for a late subscriber to catch up.
 
-    ``last_seq`` is the ``seq`` of the last event folded into the snapshot. ``players`` maps
-    ``"white"``/``"black"`` to names; ``event``, ``round`` and ``board`` feed the PGN headers.
+    ``moves`` is a :class:`MoveList` (UCI and SAN, one list each). ``last_seq`` is the ``seq`` of
+    the last event folded into the snapshot. ``players`` maps ``"white"``/``"black"`` to names;
+    ``event``, ``round`` and ``board`` feed the PGN headers.
     """
 
     id: str
     fen: str
     start_fen: str
-    moves: tuple[MoveRecord, ...]
+    moves: MoveList
     clocks: Clocks | None
     turn: ColorName
     alerts: tuple[AlertData, ...]

@@ -136,7 +136,8 @@ async def test_a_whole_game_reaches_mqtt_move_by_move(
     assert isinstance(game, dict)
     assert game["fen"] == board.fen()
     assert game["result"] == "1-0"
-    assert [m["san"] for m in game["moves"]] == OPERA_GAME.moves.split()
+    assert game["moves"]["san"] == OPERA_GAME.moves.split()
+    assert game["moves"]["uci"] == [m.uci() for m in board.move_stack]
     clocks = [p["data"] for p in payloads_on(sub, "event/clock")]
     presses = [c for c in clocks if c["kind"] == "press"]
     assert len(presses) == len(board.move_stack) - 1

@@ -29,7 +29,7 @@ def _game(last_seq: int) -> payloads.GameData:
         id="g1",
         fen="8/8/8/8/8/8/8/K6k w - - 0 1",
         start_fen="8/8/8/8/8/8/8/K6k w - - 0 1",
-        moves=(),
+        moves=payloads.MoveList(),
         clocks=None,
         turn="white",
         alerts=(),

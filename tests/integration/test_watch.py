@@ -71,20 +71,14 @@ class _Table:
 
     def game_state(self) -> bytes:
         replay = chess.Board()
-        records = []
-        for move in self.board.move_stack:
-            color = payloads.color_name(replay.turn)
-            records.append(
-                payloads.MoveRecord(
-                    ply=replay.ply() + 1, uci=move.uci(), san=replay.san(move), color=color
-                )
-            )
-            replay.push(move)
+        sans = [replay.san_and_push(move) for move in self.board.move_stack]
         data = payloads.GameData(
             id=self.game,
             fen=self.board.fen(),
             start_fen=chess.STARTING_FEN,
-            moves=tuple(records),
+            moves=payloads.MoveList(
+                uci=tuple(m.uci() for m in self.board.move_stack), san=tuple(sans)
+            ),
             clocks=payloads.Clocks(white=300, black=300, running=None),
             turn=payloads.color_name(self.board.turn),
             alerts=(),

@@ -357,7 +357,7 @@ def test_game() -> None:
         id="g1",
         fen=E2E4.fen,
         start_fen=chess.STARTING_FEN,
-        moves=(payloads.MoveRecord(ply=1, uci="e2e4", san="e4", color="white"),),
+        moves=payloads.MoveList(first_ply=1, uci=("e2e4",), san=("e4",)),
         clocks=payloads.clocks(E2E4.clock),
         turn="black",
         alerts=(alert,),
@@ -375,7 +375,7 @@ def test_game() -> None:
         "id": "g1",
         "fen": E2E4.fen,
         "start_fen": chess.STARTING_FEN,
-        "moves": [{"ply": 1, "uci": "e2e4", "san": "e4", "color": "white"}],
+        "moves": {"first_ply": 1, "uci": ["e2e4"], "san": ["e4"]},
         "clocks": {"white": 5395, "black": 5400, "running": "black"},
         "turn": "black",
         "alerts": [

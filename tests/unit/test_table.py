@@ -72,3 +72,45 @@ async def test_the_engine_time_never_goes_back(tmp_path: Path) -> None:
         assert "flicker" in meanings[1]  # 0 s in the hand, not -1 s
     finally:
         await closed(daemon)
+
+
+def hand(daemon: TableDaemon, start: str, end: str, piece: str, at: float) -> float:
+    daemon.board_event(SquareEmptied(square=chess.parse_square(start), at=at))
+    daemon.board_event(SquareOccupied(square=chess.parse_square(end), piece=P(piece), at=at + 0.2))
+    return at + 1.0
+
+
+async def test_the_retained_game_is_coalesced_and_follows_its_moves(tmp_path: Path) -> None:
+    """Moves made quickly give one retained game (at most one per GAME_INTERVAL), with a
+    higher seq than the moves it shows; the lists are kept move by move."""
+    daemon = table(tmp_path)
+    try:
+        at = 10.0
+        for start, end, piece in [("e2", "e4", "P"), ("e7", "e5", "p"), ("g1", "f3", "N")]:
+            at = hand(daemon, start, end, piece, at)
+        while daemon._game_due:  # noqa: ASYNC110  # the daemon offers no event for it
+            await asyncio.sleep(GAME_DELAY)
+        games = stored(daemon, "game")
+        assert len(games) == 1
+        assert games[0]["moves"] == {
+            "first_ply": 1,
+            "uci": ["e2e4", "e7e5", "g1f3"],
+            "san": ["e4", "e5", "Nf3"],
+        }
+        last_move = max(row.seq for row in daemon.outbox.pending(1000) if "event/move" in row.topic)
+        assert games[0]["last_seq"] >= last_move
+        # A takeback (the engine's game changed without a move): the lists are rebuilt.
+        board = daemon.arbiter.board.copy()
+        board.pop()
+        daemon.arbiter.set_game(board, keep_counts=True)
+        assert daemon.moves.of(daemon.arbiter).uci == ("e2e4", "e7e5")
+    finally:
+        await closed(daemon)
+
+
+def test_move_list_records_from_a_position_with_black_to_move() -> None:
+    moves = payloads.MoveList(first_ply=2, uci=("e7e5", "g1f3"), san=("e5", "Nf3"))
+    assert moves.records() == [
+        payloads.MoveRecord(ply=2, uci="e7e5", san="e5", color="black"),
+        payloads.MoveRecord(ply=3, uci="g1f3", san="Nf3", color="white"),
+    ]

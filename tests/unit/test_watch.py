@@ -69,23 +69,15 @@ class Feed:
         return self.envelope("move", data, seq=seq)
 
     def game(self, **changes: object) -> payloads.Envelope:
-        records = []
         replay = chess.Board()
-        for move in self.board.move_stack:
-            records.append(
-                payloads.MoveRecord(
-                    ply=replay.ply() + 1,
-                    uci=move.uci(),
-                    san=replay.san(move),
-                    color=payloads.color_name(replay.turn),
-                )
-            )
-            replay.push(move)
+        sans = [replay.san_and_push(move) for move in self.board.move_stack]
         data = payloads.GameData(
             id=self.game_id,
             fen=self.board.fen(),
             start_fen=START,
-            moves=tuple(records),
+            moves=payloads.MoveList(
+                uci=tuple(m.uci() for m in self.board.move_stack), san=tuple(sans)
+            ),
             clocks=None,
             turn=payloads.color_name(self.board.turn),
             alerts=(),
