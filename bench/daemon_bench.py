@@ -6,13 +6,18 @@
 * Start → online: the time from spawning ``chessbridge run`` (new table, new state directory)
   to an aiomqtt subscriber in this process holding the retained ``status`` = ``online`` from a
   local broker; the median of ``--starts`` starts. This includes the interpreter start, the
-  imports, opening the board (the emulator answers at once) and the MQTT connection.
+  imports, opening the board (the emulator answers at once) and the MQTT connection. Next to
+  it, interleaved start by start, the floor: spawning an interpreter that imports the daemon's
+  dependencies (chess, aiomqtt, serial, serial_asyncio_fast, msgspec) and exits. Bar: start →
+  online within 1.1× of that floor (medians).
 * For comparison, the same figures for a bare interpreter (``python -c pass``: spawn to exit,
   peak RSS) and for importing the daemon's modules only.
+* ``--cpu-quota 25``: every process started (daemon, floor) runs under 25% of one CPU, a
+  Raspberry Pi stand-in (bench.quota).
 
 Figures only: this program asserts nothing about time or memory.
 
-    python -m bench.daemon_bench [--starts N] [--speed X] [--broker URL]
+    python -m bench.daemon_bench [--starts N] [--speed X] [--broker URL] [--cpu-quota PCT]
 """
 
 from __future__ import annotations
@@ -37,12 +42,16 @@ import aiomqtt
 import chess
 
 from bench.latency_bench import (
+    Wrap,
+    compile_bytecode,
     daemon_command,
     mosquitto_version,
     private_broker,
     running_daemon,
     split_url,
+    unwrapped,
 )
+from bench.quota import cpu_quota
 from bridge.demo.game import OPERA_GAME, perform, press_side
 from drivers.choreography import Style
 from drivers.dgt.emulator import DgtEmulator
@@ -50,6 +59,7 @@ from drivers.dgt.emulator import DgtEmulator
 TIMEOUT: Final = 15.0
 RSS_TARGET_MB: Final = 45.0
 ONLINE_TARGET_S: Final = 1.0
+FLOOR_TARGET: Final = 1.1
 
 
 def proc_status(pid: int) -> dict[str, int]:
@@ -90,14 +100,14 @@ class Statuses:
 
 
 async def whole_game_memory(
-    statuses: Statuses, broker: str, tmp: Path, speed: float
+    statuses: Statuses, broker: str, tmp: Path, speed: float, wrap: Wrap = unwrapped
 ) -> dict[str, int]:
     """Play the Opera Game against one daemon; its /proc status at the end."""
     table = f"bench{uuid.uuid4().hex[:8]}"
     rng = random.Random(1858)
     async with (
         DgtEmulator(speed=speed) as emu,
-        running_daemon(f"dgt:{emu.path}", table, broker, tmp / table) as proc,
+        running_daemon(f"dgt:{emu.path}", table, broker, tmp / table, wrap=wrap) as proc,
     ):
         await statuses.wait(table)
         emu.set_clock(300, 300, running=press_side(chess.WHITE))
@@ -115,15 +125,47 @@ async def whole_game_memory(
         return proc_status(proc.pid)
 
 
-async def start_to_online(statuses: Statuses, broker: str, tmp: Path) -> float:
-    """Seconds from spawning the daemon to holding its retained ``online``."""
+DEPENDENCIES: Final = "import chess, aiomqtt, serial, serial_asyncio_fast, msgspec"
+"""What the daemon cannot start without: the floor of its start."""
+
+
+async def start_to_online(
+    statuses: Statuses, broker: str, state_dir: Path, board: str, wrap: Wrap
+) -> float:
+    """Seconds from spawning the daemon to holding its retained ``online`` (a restart of the
+    table whose state is in ``state_dir``: each run has a table name of its own)."""
     table = f"bench{uuid.uuid4().hex[:8]}"
-    async with DgtEmulator() as emu:
-        loop = asyncio.get_running_loop()
-        started = loop.time()
-        async with running_daemon(f"dgt:{emu.path}", table, broker, tmp / table):
-            online = await statuses.wait(table)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    async with running_daemon(board, table, broker, state_dir, wrap=wrap):
+        online = await statuses.wait(table)
     return online - started
+
+
+async def floor_and_starts(
+    statuses: Statuses, broker: str, tmp: Path, wrap: Wrap, starts: int
+) -> tuple[list[float], list[float]]:
+    """Interleaved: spawn → exit of the dependencies' import, and start → online.
+
+    The daemon restarts on one state directory, as after a power cut (its first start, which
+    creates the database, is not counted)."""
+    floor: list[float] = []
+    online: list[float] = []
+    async with DgtEmulator() as emu:
+        board = f"dgt:{emu.path}"
+        await start_to_online(statuses, broker, tmp / "restarts", board, wrap)
+        for _ in range(starts):
+            floor.append(
+                await asyncio.to_thread(spawn_once, wrap([sys.executable, "-c", DEPENDENCIES]))
+            )
+            online.append(await start_to_online(statuses, broker, tmp / "restarts", board, wrap))
+    return floor, online
+
+
+def spawn_once(argv: list[str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(argv, check=True)
+    return time.perf_counter() - t0
 
 
 def spawn_to_exit(argv: list[str], runs: int) -> float:
@@ -177,7 +219,7 @@ def import_tree(min_ms: float = 10.0, depth: int = 4) -> list[tuple[int, str, fl
     return pending.get(0, [])
 
 
-async def run(args: argparse.Namespace, broker: str) -> None:
+async def run(args: argparse.Namespace, broker: str, wrap: Wrap) -> None:
     host, port = split_url(broker)
     statuses = Statuses()
     with tempfile.TemporaryDirectory(prefix="bench-daemon-") as directory:
@@ -187,8 +229,8 @@ async def run(args: argparse.Namespace, broker: str) -> None:
             await sub.subscribe("chessbridge/1/table/+/event/result", qos=1)
             collector = asyncio.create_task(statuses.collect(sub))
             try:
-                starts = [await start_to_online(statuses, broker, tmp) for _ in range(args.starts)]
-                memory = await whole_game_memory(statuses, broker, tmp, args.speed)
+                floor, starts = await floor_and_starts(statuses, broker, tmp, wrap, args.starts)
+                memory = await whole_game_memory(statuses, broker, tmp, args.speed, wrap)
             finally:
                 collector.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -215,6 +257,10 @@ async def run(args: argparse.Namespace, broker: str) -> None:
         f"{f'start -> online, median of {len(starts)}, s':44}{median:10.3f}{ONLINE_TARGET_S:10.1f}"
     )
     print(f"{'  min / max, s':44}{f'{min(starts):.3f} / {max(starts):.3f}':>10}")
+    base = statistics.median(floor)
+    print(f"{'floor: spawn -> exit of the import of deps, s':44}{base:10.3f}")
+    print(f"{'  min / max, s':44}{f'{min(floor):.3f} / {max(floor):.3f}':>10}")
+    print(f"{'start -> online / floor (medians)':44}{median / base:10.2f}{FLOOR_TARGET:10.1f}")
     print(f"{'python -c pass: spawn -> exit, median, s':44}{base_time:10.3f}")
     print(f"{'python -c pass: peak RSS, MB':44}{base_peak / 1024:10.1f}")
     print(f"{'import bridge.__main__: spawn -> exit, s':44}{import_time:10.3f}")
@@ -231,10 +277,19 @@ def main() -> None:
         "--speed", type=float, default=8.0, help="the game is played X times faster (default 8)"
     )
     parser.add_argument("--broker", help="mqtt://HOST:PORT (default: a private mosquitto)")
+    parser.add_argument(
+        "--cpu-quota", type=float, metavar="PCT", help="run every process under PCT%% of one CPU"
+    )
     args = parser.parse_args()
+    compile_bytecode()
     with contextlib.ExitStack() as stack:
         broker = args.broker or stack.enter_context(private_broker())
-        asyncio.run(run(args, broker))
+        wrap: Wrap = unwrapped
+        if args.cpu_quota:
+            limit = stack.enter_context(cpu_quota(args.cpu_quota))
+            wrap = limit.argv
+            print(f"daemon bench under a CPU quota: {limit.label()}")
+        asyncio.run(run(args, broker, wrap))
 
 
 if __name__ == "__main__":

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, cast
+
+import msgspec
 
 from drivers.link import BoardLink, EventCallback, LinkSettings
 
@@ -45,8 +46,7 @@ CERTABO_FLICKER: Final = 1.2
 # fit it.
 
 
-@dataclass(frozen=True, slots=True)
-class Family:
+class Family(msgspec.Struct, frozen=True):
     """A board family: its URI scheme, what its address is, and where its link is."""
 
     scheme: str
@@ -127,8 +127,7 @@ AVAILABLE: Final = frozenset(scheme for scheme, f in FAMILIES.items() if f.modul
 """Schemes with a driver in this version."""
 
 
-@dataclass(frozen=True, slots=True)
-class BoardUri:
+class BoardUri(msgspec.Struct, frozen=True):
     """A parsed board URI: ``scheme:address``."""
 
     scheme: str

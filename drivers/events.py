@@ -10,14 +10,13 @@ orientation.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from typing import Final
 
 import chess
+import msgspec
 
 
-@dataclass(frozen=True, slots=True)
-class UnknownPiece:
+class UnknownPiece(msgspec.Struct, frozen=True):
     """A piece stands on the square, but the board cannot tell which (occupancy-only sensors)."""
 
     def __repr__(self) -> str:
@@ -31,16 +30,14 @@ Occupant = chess.Piece | UnknownPiece
 """What a board can say stands on an occupied square."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SquareEmptied:
+class SquareEmptied(msgspec.Struct, frozen=True, kw_only=True):
     """A piece was lifted off ``square`` (the square reads empty now)."""
 
     square: chess.Square
     at: float
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SquareOccupied:
+class SquareOccupied(msgspec.Struct, frozen=True, kw_only=True):
     """``square`` now holds ``piece``: a known piece, or :data:`UNKNOWN` on boards that sense
     only occupancy (DGT Pegasus) or cannot identify this piece (an uncalibrated Certabo tag)."""
 
@@ -49,8 +46,7 @@ class SquareOccupied:
     at: float
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BoardSnapshot:
+class BoardSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     """A full reading of the board: ``squares[sq]`` for every square 0..63 (a1 first).
 
     ``None`` is an empty square; an occupied one holds a piece or :data:`UNKNOWN`."""
@@ -66,8 +62,7 @@ class ClockSide(enum.Enum):
     RIGHT = "right"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ClockReading:
+class ClockReading(msgspec.Struct, frozen=True, kw_only=True):
     """The clock's displays and lever.
 
     ``left``/``right`` are the remaining times in seconds. ``running`` tells whether a clock is
@@ -88,16 +83,14 @@ class ClockReading:
     at: float
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ClockButton:
+class ClockButton(msgspec.Struct, frozen=True, kw_only=True):
     """A button on the clock face was pressed (DGT 3000: back, plus, run, minus, ok)."""
 
     button: str
     at: float
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BoardInfo:
+class BoardInfo(msgspec.Struct, frozen=True, kw_only=True):
     """Identity or health reported by the board; fields not carried by a message are ``None``."""
 
     at: float
@@ -110,8 +103,7 @@ class BoardInfo:
     """Signal strength in dBm, for wireless boards (as last advertised)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FrameDropped:
+class FrameDropped(msgspec.Struct, frozen=True, kw_only=True):
     """Bytes that formed no valid message; dropped and counted, never raised."""
 
     reason: str

@@ -20,10 +20,10 @@ cannot be reached at all, ``NotABoardError`` when something answers but not as t
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 import chess
+import msgspec
 
 from drivers.events import BoardEvent, BoardInfo, ClockSide, Occupant
 
@@ -34,8 +34,7 @@ SquareChange = tuple[chess.Square, Occupant | None]
 """A square and what it holds after a change (``None``: empty), in the board's own frame."""
 
 
-@dataclass(frozen=True, slots=True)
-class StoredPress:
+class StoredPress(msgspec.Struct, frozen=True):
     """The clock's lever pressed down on ``side`` (a physical side, never rotated): the player
     on that side ended his turn. As a board's memory recorded it, in order with the changes."""
 
@@ -46,8 +45,7 @@ RecoveredStep = SquareChange | StoredPress
 """One entry of what a board stored while nobody listened: a square change or a clock press."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LinkSettings:
+class LinkSettings(msgspec.Struct, frozen=True, kw_only=True):
     """How links reach their boards, from the config file (``[ble]``) and the environment."""
 
     ble_radio: str | None = None
@@ -62,8 +60,7 @@ class LinkSettings:
     Certabo link: which piece each tag is on); ``None``: nothing is kept on disk."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ClockSetting:
+class ClockSetting(msgspec.Struct, frozen=True, kw_only=True):
     """What to set on the clock, by its physical sides."""
 
     left: int

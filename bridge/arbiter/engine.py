@@ -57,10 +57,10 @@ Orientation: if the first full reading of the board shows the start position tur
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Final, assert_never
 
 import chess
+import msgspec
 
 from bridge.arbiter import judge, positions, rules
 from bridge.arbiter.facts import (
@@ -119,8 +119,7 @@ reading is between two scans).
 """
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EngineConfig:
+class EngineConfig(msgspec.Struct, frozen=True, kw_only=True):
     """Tunable behaviour of the engine."""
 
     dwell: float = DEFAULT_DWELL
@@ -132,8 +131,7 @@ class EngineConfig:
     """Boards without a clock: an unexplained position left still this long completes the move."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class GameSnapshot:
+class GameSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     """The state a retained ``game`` topic shows."""
 
     fen: str
@@ -149,15 +147,13 @@ class GameSnapshot:
     """Illegal moves so far by (White, Black)."""
 
 
-@dataclass(slots=True)
-class _Candidate:
+class _Candidate(msgspec.Struct):
     move: chess.Move
     deadline: float
     revision: bool
 
 
-@dataclass(slots=True)
-class _Previous:
+class _Previous(msgspec.Struct):
     """The position before the last recorded move, while that move can still be revised."""
 
     game: list[chess.Piece | None]
@@ -167,13 +163,12 @@ class _Previous:
     """The position itself, made only when a revision is looked for (most plies need none)."""
 
 
-@dataclass(slots=True)
-class _Ply:
+class _Ply(msgspec.Struct):
     """What happened on the board since the last recorded move."""
 
-    squares: list[chess.Square] = field(default_factory=list)
-    touches: list[judge.Touch] = field(default_factory=list)
-    lifted: dict[chess.Square, tuple[chess.Piece, float]] = field(default_factory=dict)
+    squares: list[chess.Square] = msgspec.field(default_factory=list)
+    touches: list[judge.Touch] = msgspec.field(default_factory=list)
+    lifted: dict[chess.Square, tuple[chess.Piece, float]] = msgspec.field(default_factory=dict)
 
 
 class Arbiter:

@@ -8,9 +8,9 @@ names and JSON shapes are chosen in ``payloads.py`` only.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
 
 import chess
+import msgspec
 
 
 class CompletedBy(enum.Enum):
@@ -21,8 +21,7 @@ class CompletedBy(enum.Enum):
     RECONSTRUCTED = "reconstructed"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ClockTimes:
+class ClockTimes(msgspec.Struct, frozen=True, kw_only=True):
     """Remaining time in seconds by colour, and the colour whose clock runs (``None``: stopped)."""
 
     white: int
@@ -30,8 +29,7 @@ class ClockTimes:
     running: chess.Color | None
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MovePlayed:
+class MovePlayed(msgspec.Struct, frozen=True, kw_only=True):
     """A legal move on the board. ``supersedes`` marks a correction of an already published ply."""
 
     ply: int
@@ -53,8 +51,7 @@ class TouchAction(enum.Enum):
     PLACE = "place"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TouchReported:
+class TouchReported(msgspec.Struct, frozen=True, kw_only=True):
     """One lift or place with its chess meaning, for arbiters (``event/touch``)."""
 
     action: TouchAction
@@ -65,8 +62,7 @@ class TouchReported:
     at: float
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ClockPressed:
+class ClockPressed(msgspec.Struct, frozen=True, kw_only=True):
     """The clock lever changed sides: ``by`` pressed it (``None`` if colours are not known yet)."""
 
     by: chess.Color | None
@@ -75,8 +71,7 @@ class ClockPressed:
     at: float
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ClockChanged:
+class ClockChanged(msgspec.Struct, frozen=True, kw_only=True):
     """The clock started, stopped, showed a fallen flag, or was connected or disconnected."""
 
     state: str
@@ -84,8 +79,7 @@ class ClockChanged:
     at: float
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlertRaised:
+class AlertRaised(msgspec.Struct, frozen=True, kw_only=True):
     """A breach of the Laws or an irregularity; the arbiter decides (``event/alert``)."""
 
     kind: str
@@ -93,14 +87,13 @@ class AlertRaised:
     ply: int
     color: chess.Color | None
     message: str
-    details: dict[str, str | int | list[str] | None] = field(default_factory=dict)
+    details: dict[str, str | int | list[str] | None] = msgspec.field(default_factory=dict)
     at: float
     id: int = 0
     """Per game, for ``ack_alert``; 0 when not numbered."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class GameEnded:
+class GameEnded(msgspec.Struct, frozen=True, kw_only=True):
     """The game is over: ``result`` is ``1-0``, ``0-1`` or ``1/2-1/2``."""
 
     result: str

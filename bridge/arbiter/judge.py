@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import chess
+import msgspec
 
 from bridge.arbiter.rules import Edition
 
@@ -26,8 +26,7 @@ class Touch(NamedTuple):
     at: float
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Breach:
+class Breach(msgspec.Struct, frozen=True, kw_only=True):
     """A broken Article 4 obligation: the piece that had to move or be captured."""
 
     kind: str
@@ -189,8 +188,7 @@ def _is(piece: chess.Piece | None, color: chess.Color) -> bool:
 # -- the end of the game ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Ending:
+class Ending(msgspec.Struct, frozen=True, kw_only=True):
     """How a game ended: ``1-0``, ``0-1`` or ``1/2-1/2``, why, and the article."""
 
     result: str

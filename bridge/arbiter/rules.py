@@ -28,8 +28,9 @@ and the tournament highlights (the second loses); the Laws are followed. Pure da
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from typing import Final
+
+import msgspec
 
 
 class Mode(enum.Enum):
@@ -40,8 +41,7 @@ class Mode(enum.Enum):
     BLITZ = "blitz"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Edition:
+class Edition(msgspec.Struct, frozen=True, kw_only=True):
     """One edition in one mode: article numbers and the penalties that differ."""
 
     name: str

@@ -12,9 +12,11 @@ kernel crash can lose the last few commits, and the database is never corrupted 
 would close that window at the price of an fsync on every move, milliseconds to tens of
 milliseconds on an SD card, spent on the event loop and wearing the card. A lost tail after a
 power cut is recovered from the board itself (the engine reconstructs the moves it finds), and
-the epoch increment at open *is* written with ``FULL``, so ``(epoch, seq)`` stays unique even if
-a ``seq`` of the lost tail is handed out again. ``synchronous="FULL"`` is available where the disk
-is cheap to sync.
+the epoch increment at open *is* made durable (the WAL and the directory synced: :meth:`sync`)
+before anything of the new epoch can be sent, so ``(epoch, seq)`` stays unique even if a ``seq``
+of the lost tail is handed out again. The daemon runs that sync in a thread while it opens the
+board (``defer_sync=True``), so that the milliseconds of an fsync are not added to its start.
+``synchronous="FULL"`` is available where the disk is cheap to sync.
 
 The ``seq`` counter is kept in its own row, never derived from the rows left, so it continues
 across acknowledgements, restarts and epochs. One process at a time: the state directory is
@@ -58,9 +60,10 @@ import shutil
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal, Self
+
+import msgspec
 
 DB_NAME: Final = "outbox.sqlite3"
 LOCK_NAME: Final = "outbox.lock"
@@ -131,16 +134,14 @@ class OutboxUnavailableError(RuntimeError):
         self.path = path
 
 
-@dataclass(frozen=True, slots=True)
-class StoredAnswer:
+class StoredAnswer(msgspec.Struct, frozen=True):
     """A request answered before: the digest of the request and the response sent."""
 
     digest: bytes
     response: bytes
 
 
-@dataclass(frozen=True, slots=True)
-class OutboxRow:
+class OutboxRow(msgspec.Struct, frozen=True):
     """One stored payload waiting for the broker's acknowledgement."""
 
     seq: int
@@ -156,15 +157,14 @@ _Write = Callable[[sqlite3.Connection], None]
 _Keep = Callable[[], None]
 
 
-@dataclass(slots=True)
-class _Unwritten:
+class _Unwritten(msgspec.Struct):
     """What the disk would not take yet, kept in memory until :meth:`Outbox.retry`."""
 
-    rows: dict[int, OutboxRow] = field(default_factory=dict)
-    journal: list[OutboxRow] = field(default_factory=list)
-    kv: dict[str, bytes] = field(default_factory=dict)
-    answers: dict[tuple[str, str], tuple[StoredAnswer, float]] = field(default_factory=dict)
-    acks: set[int] = field(default_factory=set)
+    rows: dict[int, OutboxRow] = msgspec.field(default_factory=dict)
+    journal: list[OutboxRow] = msgspec.field(default_factory=list)
+    kv: dict[str, bytes] = msgspec.field(default_factory=dict)
+    answers: dict[tuple[str, str], tuple[StoredAnswer, float]] = msgspec.field(default_factory=dict)
+    acks: set[int] = msgspec.field(default_factory=set)
     """Rows on disk that were sent (or replaced) but could not be deleted."""
     epoch: bool = False
     """The epoch increment of this run is not on disk."""
@@ -182,10 +182,13 @@ class Outbox:
         *,
         synchronous: Literal["NORMAL", "FULL"] = "NORMAL",
         journal_size: int = JOURNAL_SIZE,
+        defer_sync: bool = False,
     ) -> None:
         """Open (creating if needed) the outbox in ``state_dir`` and count one more epoch.
 
-        ``journal_size`` is how many non-retained payloads the journal keeps for replay.
+        ``journal_size`` is how many non-retained payloads the journal keeps for replay. With
+        ``defer_sync``, the caller calls :meth:`sync` before sending anything of the new epoch
+        (otherwise the open does).
 
         Raises:
             ValueError: ``journal_size`` is below 1.
@@ -221,6 +224,8 @@ class Outbox:
             raise
         if self._unwritten is None:
             self._grow_reserve()
+            if not defer_sync:
+                self.sync()
 
     def _open_on_any_disk(self, synchronous: str) -> tuple[int, int]:
         """Open, counting the epoch; on a full disk, with the reserve's help or without."""
@@ -250,8 +255,7 @@ class Outbox:
     def _open(self, synchronous: str) -> tuple[int, int]:
         db = self._db
         db.execute("PRAGMA journal_mode=WAL")
-        # The epoch increment is synced to the disk whatever the setting (see the module doc).
-        db.execute("PRAGMA synchronous=FULL")
+        db.execute(f"PRAGMA synchronous={synchronous}")  # the epoch is synced by sync()
         (version,) = db.execute("PRAGMA user_version").fetchone()
         if version > _SCHEMA_VERSION:
             raise sqlite3.DatabaseError(
@@ -264,7 +268,6 @@ class Outbox:
             + f"PRAGMA user_version = {_SCHEMA_VERSION};"
             + "COMMIT;"
         )
-        db.execute(f"PRAGMA synchronous={synchronous}")
         # No automatic checkpoint inside a commit (it syncs the database file: a stall of up to
         # tens of ms on the event loop, more on an SD card); ``checkpoint()`` runs off the loop.
         db.execute("PRAGMA wal_autocheckpoint=0")
@@ -643,6 +646,21 @@ class Outbox:
         return [int(seq) for (seq,) in rows]
 
     # --- upkeep --------------------------------------------------------------------------------
+
+    def sync(self) -> None:
+        """Make every commit so far durable: sync the WAL file and the state directory.
+
+        Safe to call from another thread (the daemon runs it while it opens the board).
+        """
+        for path in (self.path.with_name(self.path.name + "-wal"), self.state_dir):
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            except FileNotFoundError:
+                continue  # no WAL yet: nothing is committed in it
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
 
     def checkpoint(self) -> None:
         """Copy the WAL into the database file, on a connection of its own.

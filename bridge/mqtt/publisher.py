@@ -35,7 +35,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import secrets
+import os
+import random
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -122,6 +123,7 @@ class Publisher:
         drain_timeout: float = 2.0,
         clock: Callable[[], float] = time.time,
         mqtt5: bool = True,
+        connect_jitter: float = 0.0,
     ) -> None:
         """Set up; nothing touches the network before :meth:`run`.
 
@@ -144,6 +146,7 @@ class Publisher:
             drain_timeout: how long :meth:`stop` lets the outbox drain before going offline.
             clock: wall-clock seconds for the envelope's ``ts``.
             mqtt5: speak MQTT 5 (falls back to 3.1.1 when the broker refuses the version).
+            connect_jitter: the first connection waits a random time up to this (seconds).
 
         Raises:
             ValueError: a malformed broker URL, or TLS files with ``mqtt://``.
@@ -168,7 +171,7 @@ class Publisher:
         self.broker = self._broker.address
         """``host:port`` of the broker, for logs."""
         self._client_id = f"chessbridge-{table}" if client_id is None else client_id
-        self.instance = secrets.token_hex(8)
+        self.instance = os.urandom(8).hex()
         """This process, in its claim to the table (``claim``; see :class:`TableTakenError`)."""
         self._since = payloads.format_ts(clock())
         self._claimed = False
@@ -194,6 +197,7 @@ class Publisher:
         self._session_started = False
         self._requests: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue(_MAX_QUEUED_REQUESTS)
         self._mqtt5 = mqtt5
+        self._connect_jitter = connect_jitter
         """MQTT 5 (Retain As Published) unless the broker speaks only 3.1.1."""
         self._problem: str | None = None
         self._status_changed = asyncio.Event()
@@ -278,6 +282,10 @@ class Publisher:
         self._done.clear()
         worker = asyncio.create_task(self._serve_requests(), name=f"requests {self.table}")
         try:
+            if self._connect_jitter > 0:
+                with contextlib.suppress(TimeoutError):
+                    wait = random.uniform(0.0, self._connect_jitter)
+                    await asyncio.wait_for(self._stopping.wait(), wait)
             await run_sessions(
                 self._session, backoff=self._backoff, failed=self._log_failure, stop=self._stopping
             )
@@ -339,17 +347,21 @@ class Publisher:
             _LOGGER.info("disconnecting from MQTT broker %s", self.broker)
 
     async def _announce(self, client: aiomqtt.Client, online_seq: int) -> None:
-        # The table's claim: a second daemon for this table claims it there. Without Retain As
-        # Published, so that a claim made now (retain 0) is told from the last one (retain 1).
-        await client.subscribe(self._claim_topic, qos=1)
+        # One SUBSCRIBE for both, before anything is said: the table's claim (a second daemon
+        # for this table claims it there; without Retain As Published, so that a claim made now,
+        # retain 0, is told from the last one, retain 1) and the requests (with Retain As
+        # Published: a request published retained keeps its flag also when it arrives live, so
+        # that it is recognised and never acted on).
         self._claims_before = self._claimed
         if self._mqtt5:
-            # Retain As Published: a request published with the retain flag keeps it, also
-            # when it arrives live, so that it is recognised and never acted on.
-            options = SubscribeOptions(qos=1, retainAsPublished=True)
-            await client.subscribe(self._request_filter, options=options)
+            await client.subscribe(
+                [
+                    (self._claim_topic, SubscribeOptions(qos=1)),
+                    (self._request_filter, SubscribeOptions(qos=1, retainAsPublished=True)),
+                ]
+            )
         else:
-            await client.subscribe(self._request_filter, qos=1)
+            await client.subscribe([(self._claim_topic, 1), (self._request_filter, 1)])
         self._status_changed.clear()  # the online below says it
         await self._say_online(client, online_seq)
 
@@ -365,15 +377,18 @@ class Publisher:
             "claim",
             payloads.ClaimData(instance=self.instance, since=self._since),
         )
-        await client.publish(self._claim_topic, claim, qos=1, retain=True)
+        messages = [(self._claim_topic, claim), (self._status_topic, self._status("online", seq))]
+        messages += [
+            (topic, payload)
+            for topic, (retained_seq, payload) in self._retained.items()
+            if not self._outbox.is_pending(retained_seq)
+        ]
+        messages += list(self._descriptions.items())
         self._claimed = True
-        online = self._status("online", seq)
-        await client.publish(self._status_topic, online, qos=1, retain=True)
-        for topic, (retained_seq, payload) in list(self._retained.items()):
-            if not self._outbox.is_pending(retained_seq):
-                await client.publish(topic, payload, qos=1, retain=True)
-        for topic, payload in list(self._descriptions.items()):
-            await client.publish(topic, payload, qos=1, retain=True)
+        # Sent in this order, without waiting for each acknowledgement before the next.
+        await asyncio.gather(
+            *(client.publish(topic, payload, qos=1, retain=True) for topic, payload in messages)
+        )
 
     async def _serve(self, client: aiomqtt.Client) -> None:
         """Send and receive until the connection fails (raises) or :meth:`stop` (returns)."""

@@ -13,11 +13,11 @@ import logging
 import os
 import ssl
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 import aiomqtt
+import msgspec
 from paho.mqtt.reasoncodes import ReasonCode
 
 from bridge.backoff import Backoff
@@ -30,8 +30,7 @@ REFUSED_PROTOCOL: Final = frozenset({1, 132})
 """CONNACK codes for an unacceptable / unsupported protocol version (MQTT 3.1.1 and 5)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BrokerSettings:
+class BrokerSettings(msgspec.Struct, frozen=True, kw_only=True):
     """Where the broker is and how to log in; the password is never shown by ``repr``."""
 
     host: str

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import datetime as dt
 import functools
 import logging
@@ -21,9 +20,8 @@ import shutil
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 import chess
 import msgspec
@@ -37,12 +35,15 @@ from bridge.mqtt.publisher import Publisher
 from bridge.table import sdnotify
 from bridge.table.lights import SquareLights
 from bridge.table.supervisor import BoardSupervisor
-from bridge.wire import commands, discovery, payloads
+from bridge.wire import payloads
 from bridge.wire.config import Config, link_settings
 from drivers import FAMILIES, BoardUri, create_link
 from drivers.errors import LinkError
 from drivers.events import BoardEvent, BoardSnapshot, ClockSide, Occupant
 from drivers.link import LedDisplay, RecoveredStep
+
+if TYPE_CHECKING:
+    from bridge.wire import commands
 
 log = logging.getLogger("chessbridge")
 
@@ -71,13 +72,12 @@ class SavedGame(msgspec.Struct, frozen=True, kw_only=True):
     moves: list[str]
     rules: str
     result: str | None = None
-    assignment: commands.Assignment = msgspec.field(default_factory=commands.Assignment)
+    assignment: payloads.Assignment = msgspec.field(default_factory=payloads.Assignment)
     clock_white_side: Literal["left", "right"] | None = None
     """Which clock side was White's, once known: a restart must not have to guess it again."""
 
 
-@dataclass(kw_only=True)
-class DaemonOptions:
+class DaemonOptions(msgspec.Struct, kw_only=True):
     """What ``chessbridge run`` was asked to do."""
 
     board: BoardUri
@@ -85,7 +85,7 @@ class DaemonOptions:
     broker: str
     rules: str
     state_dir: Path
-    config: Config = field(default_factory=Config)
+    config: Config = msgspec.field(default_factory=Config)
     reconnect_min: float = 0.5
     reconnect_max: float = 10.0
 
@@ -95,9 +95,9 @@ class TableDaemon:
 
     def __init__(self, options: DaemonOptions) -> None:
         self.options = options
-        self.outbox = Outbox(options.state_dir)
+        self.outbox = Outbox(options.state_dir, defer_sync=True)  # synced in run()
         self._engine_config = engine_config(options)
-        self.assignment = commands.Assignment()
+        self.assignment = payloads.Assignment()
         self.game_id, self.arbiter = self._load_game()
         broker = options.config.broker
         self.publisher = Publisher(
@@ -112,6 +112,7 @@ class TableDaemon:
             game_id=self.game_id,
             on_request=self._on_request,
             mqtt5=broker.mqtt5,
+            connect_jitter=broker.connect_jitter,
         )
         self._describe(options)
         self.outbox.on_trouble = self._storage_trouble
@@ -124,7 +125,7 @@ class TableDaemon:
             reconnect_max=options.reconnect_max,
             link_factory=functools.partial(
                 create_link,
-                settings=dataclasses.replace(
+                settings=msgspec.structs.replace(
                     link_settings(options.config), state_dir=str(options.state_dir)
                 ),
             ),
@@ -150,11 +151,16 @@ class TableDaemon:
         not a board ends the process at once with one clear line (systemd restarts it later).
         """
         resuming = bool(self.arbiter.board.move_stack)
+        # The new epoch is made durable while the board opens (an fsync takes milliseconds, more
+        # on an SD card), and before anything of it can be sent.
+        durable = asyncio.create_task(asyncio.to_thread(self.outbox.sync))
         try:
             await self.board.open(recover=resuming)
         except LinkError:
+            await durable
             self.outbox.close()
             raise
+        await durable
         self._publish_game()
         sdnotify.ready()  # the board answers; the broker may come later (moves wait in the outbox)
         publisher = asyncio.create_task(self.publisher.run(), name="publisher")
@@ -395,6 +401,10 @@ class TableDaemon:
     def _describe(self, options: DaemonOptions) -> None:
         """The optional retained descriptions for dashboards (``[discovery]``), built once."""
         wanted = options.config.discovery
+        if not (wanted.index or wanted.home_assistant):
+            return
+        from bridge.wire import discovery  # only with [discovery] on
+
         table, driver = options.table, options.board.scheme
         if wanted.index:
             entry = discovery.index_entry(
@@ -428,7 +438,7 @@ class TableDaemon:
                     config = self._engine_config
                     if config.white_side is None and saved.clock_white_side is not None:
                         side = ClockSide(saved.clock_white_side)
-                        config = dataclasses.replace(config, white_side=side)
+                        config = msgspec.structs.replace(config, white_side=side)
                     return saved.id, Arbiter(config, board)
         return new_game_id(self.options.table), Arbiter(self._engine_config)
 
@@ -440,6 +450,8 @@ class TableDaemon:
         A request is carried out once: a repeat of an answered transaction (until its
         ``expires_at``) gets the first response and changes nothing.
         """
+        from bridge.wire import commands  # only once a request arrives: not on the way to online
+
         wall_now = time.time()
         checked = commands.check(command, raw, wall_now=wall_now)
         if isinstance(checked, commands.CommandOutcome):
@@ -507,6 +519,8 @@ class TableDaemon:
 
     def _replay(self, from_seq: int) -> dict[str, int | bool | None]:
         """Queue the journaled events from ``from_seq`` again, with their original seq."""
+        from bridge.wire import commands
+
         rows = self.outbox.journal_since(from_seq, commands.MAX_REPLAY + 1)
         more = len(rows) > commands.MAX_REPLAY
         rows = rows[: commands.MAX_REPLAY]
@@ -529,9 +543,9 @@ def engine_config(options: DaemonOptions) -> EngineConfig:
     dwell = engine.dwell if engine.dwell is not None else family.dwell
     flicker = engine.flicker if engine.flicker is not None else family.flicker
     if dwell is not None:
-        config = dataclasses.replace(config, dwell=dwell)
+        config = msgspec.structs.replace(config, dwell=dwell)
     if flicker is not None:
-        config = dataclasses.replace(config, flicker=flicker)
+        config = msgspec.structs.replace(config, flicker=flicker)
     return config
 
 
@@ -586,7 +600,7 @@ def game_data(
     rules: str,
     last_seq: int,
     *,
-    assignment: commands.Assignment | None = None,
+    assignment: payloads.Assignment | None = None,
     moves: payloads.MoveList | None = None,
 ) -> payloads.GameData:
     """The retained ``game`` payload of an engine snapshot (with the table's assignment).

@@ -15,10 +15,11 @@ and health, the link's state.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 from typing import Literal, Protocol
+
+import msgspec
 
 from bridge.backoff import Backoff
 from drivers import BoardUri, create_link
@@ -183,7 +184,9 @@ class BoardSupervisor:
     def _on_event(self, event: BoardEvent) -> None:
         if isinstance(event, BoardInfo):
             merged = merge_info(self.info, event)
-            changed = dataclasses.replace(merged, at=0.0) != dataclasses.replace(self.info, at=0.0)
+            changed = msgspec.structs.replace(merged, at=0.0) != msgspec.structs.replace(
+                self.info, at=0.0
+            )
             self.info = merged
             if changed and self.first_open.is_set():
                 self._sink.board_changed()

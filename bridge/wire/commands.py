@@ -44,6 +44,7 @@ from bridge.arbiter import judge
 from bridge.arbiter.engine import Arbiter
 from bridge.arbiter.facts import Fact
 from bridge.wire import payloads
+from bridge.wire.payloads import Assignment as Assignment  # the assign command's result
 from drivers.events import ClockSide
 from drivers.link import ClockSetting
 
@@ -192,27 +193,6 @@ REQUESTS: Final[dict[str, type[_Request]]] = {
 """Every command by name, with its request schema."""
 
 # --- what comes out ----------------------------------------------------------------------------
-
-
-class Assignment(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """Who plays at the table and where (the ``assign`` command); kept across games."""
-
-    white: str | None = None
-    black: str | None = None
-    white_fide_id: int | None = None
-    black_fide_id: int | None = None
-    event: str | None = None
-    round: str | None = None
-    board: int | None = None
-
-    def players(self) -> dict[str, str] | None:
-        """The retained game's ``players``: names by colour, and FIDE ids if known."""
-        out: dict[str, str] = {}
-        for key in ("white", "black", "white_fide_id", "black_fide_id"):
-            value = getattr(self, key)
-            if value is not None:
-                out[key] = str(value)
-        return out or None
 
 
 class Response(msgspec.Struct, frozen=True, kw_only=True):

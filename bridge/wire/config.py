@@ -56,6 +56,10 @@ class BrokerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     mqtt5: bool = True
     """The table's connection speaks MQTT 5 (a retained request is then recognised also when it
     arrives live); ``false`` for a broker that speaks only 3.1.1 and does not say so."""
+    connect_jitter: float = 0.0
+    """Seconds over which the first connection is spread (a random wait up to this long): the
+    tables of a venue that come back together after a power cut do not reach the broker in one
+    burst. 0 (the default): connect at once."""
 
 
 class EngineSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -142,6 +146,8 @@ def decode(raw: bytes, source: str = "config") -> Config:
     engine = config.engine
     if engine.dwell is not None and not 0 <= engine.dwell <= 5:
         raise ConfigError(f"{source}: engine.dwell must be between 0 and 5 seconds")
+    if not 0 <= config.broker.connect_jitter <= 60:
+        raise ConfigError(f"{source}: broker.connect_jitter must be between 0 and 60 seconds")
     if engine.flicker is not None and not 0 <= engine.flicker <= 2:
         raise ConfigError(f"{source}: engine.flicker must be between 0 and 2 seconds")
     if not 1 <= config.ble.scan_timeout <= 120:

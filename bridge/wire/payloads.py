@@ -253,6 +253,27 @@ class GameData(msgspec.Struct, frozen=True, kw_only=True):
     board: str | None = None
 
 
+class Assignment(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Who plays at the table and where (the ``assign`` command); kept across games."""
+
+    white: str | None = None
+    black: str | None = None
+    white_fide_id: int | None = None
+    black_fide_id: int | None = None
+    event: str | None = None
+    round: str | None = None
+    board: int | None = None
+
+    def players(self) -> dict[str, str] | None:
+        """The retained game's ``players``: names by colour, and FIDE ids if known."""
+        out: dict[str, str] = {}
+        for key in ("white", "black", "white_fide_id", "black_fide_id"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = str(value)
+        return out or None
+
+
 EventData = MoveData | TouchData | ClockData | AlertData | ResultData
 """The ``data`` of a non-retained event."""
 

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Container, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
 import chess
+import msgspec
 
 from drivers import identity
 from drivers.dgt import protocol as p
@@ -101,8 +101,7 @@ Decoder = Callable[[bytes, float], list[DgtEvent]]
 """A message's payload and time → its events; raises :class:`InvalidMessage` on bad contents."""
 
 
-@dataclass(frozen=True, slots=True)
-class Dialect:
+class Dialect(msgspec.Struct, frozen=True):
     """The messages a board of the DGT framing sends (§1.4): their ids, sizes and decoders.
 
     The DGT e-board's is :data:`DGT`; the DGT Pegasus speaks another over the same framing.

@@ -7,15 +7,14 @@ daemon sees only the events of :mod:`drivers.events`.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 
 import chess
+import msgspec
 
 from drivers.events import BoardEvent, ClockSide
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ClockAck:
+class ClockAck(msgspec.Struct, frozen=True, kw_only=True):
     """The clock acknowledged a command (``command`` is the echoed command code)."""
 
     command: int
@@ -24,8 +23,7 @@ class ClockAck:
     at: float
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StoredChange:
+class StoredChange(msgspec.Struct, frozen=True, kw_only=True):
     """A change read back from the board's own memory (DGT EEPROM), oldest first."""
 
     square: chess.Square
@@ -46,8 +44,7 @@ class StoredTag(enum.Enum):
     WATCHDOG = "watchdog"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StoredMarker:
+class StoredMarker(msgspec.Struct, frozen=True, kw_only=True):
     """A marker read back from the board's memory, in order with ``StoredChange`` events.
 
     ``POWER_UP`` and ``START_GAME`` are followed by one ``StoredChange`` per piece on the board;
@@ -58,8 +55,7 @@ class StoredMarker:
     at: float
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StoredClockTime:
+class StoredClockTime(msgspec.Struct, frozen=True, kw_only=True):
     """A clock time the board stored at a lever press: ``side`` showed ``seconds`` remaining."""
 
     side: ClockSide
@@ -67,8 +63,7 @@ class StoredClockTime:
     at: float
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StoredEnd:
+class StoredEnd(msgspec.Struct, frozen=True, kw_only=True):
     """The end of the board's memory (EE_EOF, or the end of the EE_MOVES message): reported
     after its last entry, also when the memory holds nothing at all."""
 

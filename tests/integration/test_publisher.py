@@ -420,3 +420,29 @@ def test_bad_broker_urls(tmp_path: Path, url: str, complaint: str) -> None:
 async def test_tls_files_need_mqtts(tmp_path: Path) -> None:
     with Outbox(tmp_path) as outbox, pytest.raises(ValueError, match="mqtts"):
         Publisher("t1", "mqtt://localhost", outbox, ca_file=tmp_path / "ca.pem")
+
+
+async def test_a_jittered_first_connection_waits_and_a_stop_ends_the_wait(
+    mosquitto: Mosquitto, table_id: str, tmp_path: Path, mqtt_subscribe: Subscribe
+) -> None:
+    """connect_jitter spreads the first connection; stopping meanwhile never connects."""
+    async with mqtt_subscribe(mosquitto, _topic(table_id, "#")) as seen:
+        with Outbox(tmp_path / "waiting") as outbox:
+            waiting = Publisher(
+                table_id, mosquitto.url, outbox, game_id="waiting", connect_jitter=60.0
+            )
+            task = asyncio.create_task(waiting.run())
+            await asyncio.sleep(0.1)
+            assert not task.done()
+            assert not waiting.connected.is_set()
+            await waiting.stop()
+            await task
+        with Outbox(tmp_path / "spread") as outbox:
+            spread = Publisher(
+                table_id, mosquitto.url, outbox, game_id="spread", connect_jitter=0.2
+            )
+            async with running(spread):
+                pass
+        await seen.wait_for(lambda messages: bool(messages))
+    statuses = [payloads.decode_envelope(bytes(m.payload)) for m in seen.on("status")]
+    assert [(s.game, s.state) for s in statuses] == [("spread", "online"), ("spread", "offline")]

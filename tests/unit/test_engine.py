@@ -5,6 +5,7 @@ from __future__ import annotations
 import chess
 import pytest
 
+from bridge.arbiter import positions
 from bridge.arbiter.engine import Arbiter, EngineConfig
 from bridge.arbiter.facts import (
     ClockPressed,
@@ -225,3 +226,15 @@ def test_a_whole_master_game_in_random_styles() -> None:
     recorded = [m.move for m in moves(table.facts)]
     assert recorded == expected
     assert table.arbiter.board.fen() == table.board.fen()
+
+
+def test_the_squares_beyond_table_is_the_lines_of_python_chess() -> None:
+    """positions._BEYOND, built by walking lines, against its definition with chess.between."""
+    for origin in chess.SQUARES:
+        for square in chess.SQUARES:
+            line = chess.ray(origin, square) if origin != square else 0
+            expected = 0
+            for far in chess.scan_forward(line):
+                if chess.between(origin, far) & chess.BB_SQUARES[square]:
+                    expected |= chess.BB_SQUARES[far]
+            assert positions._BEYOND[origin][square] == expected, (origin, square)

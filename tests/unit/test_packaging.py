@@ -113,3 +113,34 @@ print(sorted(m for m in sys.modules if m.split(".")[0] in heavy))
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_the_way_to_online_imports_only_what_it_uses() -> None:
+    """Start stays at the floor: the daemon's path does not load the views, the relay, the demo,
+    the arbiter commands (until a request comes), the dashboards' descriptions, nor the
+    standard library's ``secrets``; and no dataclass is made on it (about half a millisecond
+    each: its types are msgspec Structs)."""
+    code = """
+import dataclasses, sys
+made = []
+original = dataclasses._process_class
+def counting(cls, *args, **kwargs):
+    made.append(cls.__module__ + "." + cls.__qualname__)
+    return original(cls, *args, **kwargs)
+dataclasses._process_class = counting
+import chess, aiomqtt, serial, serial_asyncio_fast, msgspec  # the dependencies' own
+made.clear()
+import bridge.__main__
+from drivers import create_link, parse_board_uri
+create_link(parse_board_uri("dgt:/dev/null"), lambda event: None)
+ours = ("bridge.views", "bridge.relay", "bridge.demo", "bridge.wire.commands",
+        "bridge.wire.discovery", "bridge.install", "secrets")
+print(sorted(m for m in sys.modules if m.startswith(ours)))
+print(sorted(made))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    modules, dataclasses_made = out.stdout.splitlines()
+    assert modules == "[]", out.stdout + out.stderr
+    assert dataclasses_made == "[]", out.stdout + out.stderr
