@@ -6,8 +6,9 @@ table's game folded from its payloads, on top of the views' ``TableView``),
 the cached round PGN with its ETag), :mod:`~bridge.relay.page` (what the page shows, as JSON),
 :mod:`~bridge.relay.auth` (sign-in checks and their rate limit).
 
-The shell: :mod:`~bridge.relay.server` (aiohttp: the PGN, the page, server-sent events, the
-arbiters' actions), :mod:`~bridge.relay.push` (lichess broadcast push), :mod:`~bridge.relay.store`
+The shell: :mod:`~bridge.relay.link` (the MQTT subscription, replays, the page's commands),
+:mod:`~bridge.relay.server` (aiohttp: the PGN, the page, server-sent events, the arbiters'
+actions), :mod:`~bridge.relay.push` (lichess broadcast push), :mod:`~bridge.relay.store`
 (what the relay saw, kept on disk for its restart) and :mod:`~bridge.relay.run` (the command).
 aiohttp is an optional dependency (the ``relay`` extra): nothing on the table daemon's path
 imports this package.

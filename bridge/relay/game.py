@@ -215,7 +215,6 @@ class RelayTable:
         self.gaps = Gaps()
         self.version = 0
         """Bumped on every change; caches of the PGN and the page key on it."""
-        self.changed_at: float | None = None
         self._reset()
 
     def _reset(self) -> None:
@@ -293,7 +292,6 @@ class RelayTable:
             case _:
                 pass
         self.version += 1
-        self.changed_at = received
         self._cache = None
         return True
 

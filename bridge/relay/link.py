@@ -36,7 +36,6 @@ _MQTT_LOGGER.setLevel(logging.CRITICAL)  # we report outages ourselves, once, pl
 
 GAP_CHECK: Final = 1.0
 """Seconds between two looks for ``seq`` gaps."""
-_ROOT: Final = payloads.TOPIC_ROOT.split("/")
 _WARNED_LIMIT: Final = 10_000
 
 
@@ -156,13 +155,11 @@ class RelayLink:
 
     def handle(self, topic: str, raw: object, *, retained: bool = False) -> bool:
         """One message: decode, fold into its table, keep it; whether anything changed."""
-        levels = topic.split("/")
-        base = len(_ROOT) + 2
-        if len(levels) <= base or levels[: len(_ROOT)] != _ROOT or levels[len(_ROOT)] != "table":
+        where = payloads.split_topic(topic)
+        if where is None:
             return False
-        table = levels[len(_ROOT) + 1]
-        suffix = "/".join(levels[base:])
-        if levels[base] == payloads.REQUEST_PREFIX:
+        table, suffix = where
+        if suffix.partition("/")[0] == payloads.REQUEST_PREFIX:
             return False  # requests are not the table's state
         self.messages += 1
         if not isinstance(raw, bytes | bytearray) or not raw:

@@ -226,14 +226,11 @@ class _Watcher:
 
     def handle(self, topic: str, raw: object) -> None:
         """One received message: decode, drop duplicates, update the view, report."""
-        levels = topic.split("/")
-        root = payloads.TOPIC_ROOT.split("/")
-        prefix = len(root) + 2
-        if len(levels) <= prefix or levels[: len(root)] != root or levels[len(root)] != "table":
+        where = payloads.split_topic(topic)
+        if where is None:
             return
-        table = levels[len(root) + 1]
-        suffix = levels[prefix]
-        if suffix in (payloads.REQUEST_PREFIX, payloads.RESPONSE_PREFIX):
+        table, suffix = where
+        if suffix.partition("/")[0] in (payloads.REQUEST_PREFIX, payloads.RESPONSE_PREFIX):
             return  # arbiter commands and their answers are not game state
         if not isinstance(raw, bytes | bytearray):
             self.warn(f"{table}: unreadable payload on {topic}")

@@ -73,6 +73,20 @@ def topic(table: str, suffix: str) -> str:
     return f"{TOPIC_ROOT}/table/{table}/{suffix}"
 
 
+def split_topic(topic: str) -> tuple[str, str] | None:
+    """``(table, suffix)`` of a topic under ``chessbridge/1/table/``, or ``None``.
+
+    ``chessbridge/1/table/t042/event/move`` gives ``("t042", "event/move")``.
+    """
+    root = f"{TOPIC_ROOT}/table/"
+    if not topic.startswith(root):
+        return None
+    table, slash, suffix = topic[len(root) :].partition("/")
+    if not table or not slash or not suffix:
+        return None
+    return table, suffix
+
+
 # --- data of the events ---------------------------------------------------------------------
 
 

@@ -402,3 +402,10 @@ def test_game() -> None:
     }
     envelope = payloads.decode_envelope(payloads.encode("t", "g1", 1, 42, TS, "game", game))
     assert payloads.data_as(envelope, payloads.GameData) == game
+
+
+def test_split_topic_gives_the_table_and_the_suffix() -> None:
+    assert payloads.split_topic("chessbridge/1/table/t042/event/move") == ("t042", "event/move")
+    assert payloads.split_topic("chessbridge/1/table/t042/game") == ("t042", "game")
+    for foreign in ("chessbridge/1/table/t042", "chessbridge/1/table//game", "other/t1/game"):
+        assert payloads.split_topic(foreign) is None
