@@ -262,8 +262,7 @@ class RelayTable:
         before_game = view.game_id
         before_start = view.start_fen
         earlier = self.parts_now() if envelope.type == "game" else None
-        if envelope.type == "response":
-            response = _response(envelope)  # validated before anything changes
+        response = _response(envelope) if envelope.type == "response" else None
         applied = view.apply(envelope)
         if not retained:
             online = envelope.type == "status" and envelope.data.get("state") == "online"
@@ -276,6 +275,27 @@ class RelayTable:
             self._generation_since = received
         if self.first_ts is None and envelope.type != "status":
             self.first_ts = envelope.ts
+        try:
+            self._fold(envelope, suffix, received, before_start, earlier, response)
+        except (ValueError, msgspec.ValidationError) as exc:
+            # The view took the payload; what only the broadcast keeps could not (a start
+            # position python-chess refuses, say): skipped like any malformed payload.
+            self.version += 1
+            self._cache = None
+            raise PayloadError(f"{envelope.type} payload seq {envelope.seq}: {exc}") from exc
+        self.version += 1
+        self._cache = None
+        return True
+
+    def _fold(
+        self,
+        envelope: Envelope,
+        suffix: str,
+        received: float,
+        before_start: str | None,
+        earlier: list[Part] | None,
+        response: Response | None,
+    ) -> None:
         match envelope.type:
             case "move":
                 self._on_move(envelope, payloads.data_as(envelope, MoveData), received)
@@ -287,13 +307,10 @@ class RelayTable:
                 self._on_result(received)
             case "game":
                 self._on_game(before_start, earlier or [], received)
-            case "response":
+            case "response" if response is not None:
                 self._on_response(suffix, response, received)
             case _:
                 pass
-        self.version += 1
-        self._cache = None
-        return True
 
     def _on_move(self, envelope: Envelope, data: MoveData, received: float) -> None:
         self._moved_at.setdefault(data.ply, received)

@@ -6,11 +6,13 @@ import io
 
 import chess
 import chess.pgn
+import msgspec
 import pytest
 
 from bridge.relay.game import Gaps, RelayTable, split_game
 from bridge.relay.pgn import Broadcast, comment, format_clock, table_pgn, tag, termination
 from bridge.relay.room import Room
+from bridge.views.model import PayloadError
 from bridge.wire.payloads import MoveRecord
 from tests.relay_feed import Item, TableFeed
 
@@ -365,3 +367,14 @@ def test_pgn_text_helpers_escape() -> None:
     assert comment([]) == ""
     assert format_clock(5400) == "1:30:00"
     assert format_clock(-3) == "0:00:00"
+
+
+def test_a_snapshot_with_a_start_position_python_chess_refuses_is_a_payload_error() -> None:
+    feed, table = TableFeed(), RelayTable("t1")
+    fold(table, [feed.snapshot(), *feed.play("e4")])
+    _, good = feed.snapshot()
+    data = {**good.data, "start_fen": "not a position"}
+    bad = msgspec.structs.replace(good, data=data, seq=good.seq + 1)
+    with pytest.raises(PayloadError, match="game payload"):
+        table.apply(bad, suffix="game", received=100.0)
+    assert table_pgn(table, NOW, BROADCAST)  # still served
