@@ -8,19 +8,30 @@ Two editions of the FIDE Laws of Chess, each in standard, rapid and blitz play:
   (10.3); in blitz the illegal move is completed by starting the opponent's clock and the
   opponent may claim the win (C.3). An incorrect draw claim costs half the claimant's remaining
   time, at most three minutes, and gives the opponent three minutes (9.5 b). No automatic draw
-  by repetition or move count. In blitz, winning needs mating potential as C.4 defines it.
+  by repetition or move count. In blitz, winning needs mating potential as C.4 defines it. In
+  blitz an illegal move stands once the opponent has made his own move (C.3); in rapid the
+  arbiter rules under Article 10 only when a player asks (B.5), so an unclaimed illegal move
+  stands there too.
 * ``fide-2018`` — the Laws in force from 1 January 2018 (Articles 5 and 9 are quoted in
   docs/laws.md; the other article numbers are those of that edition). An illegal move is
-  completed by pressing the clock (7.5.1); the first gives the opponent two minutes (one in
-  rapid and blitz, A.4.2), the second loses (7.5.5). A press without a move counts as an illegal
-  move (7.5.3). An incorrect draw claim gives the opponent two minutes (9.5 b). Fivefold
-  repetition and 75 moves end the game at once (9.6); a dead position ends it at once (5.2 b).
+  completed by pressing the clock (7.5.1); a pawn left unpromoted on the last rank is one too
+  (7.5.2), and so is a press without a move (7.5.3). The first gives the opponent two minutes
+  (one in blitz, B.2), the second loses (7.5.5). In rapid and blitz (A.4.2; blitz through B.4)
+  an illegal move that the opponent does not claim before his own move stands. An incorrect
+  draw claim gives the opponent two minutes (9.5 b; one in blitz). Fivefold repetition and 75
+  moves end the game at once (9.6); a dead position ends it at once (5.2 b). Touching the king
+  and then a rook obliges castling on that side when it is legal (4.4.1), and the piece a pawn
+  promotes to is chosen once it has touched the promotion square (4.4.4); the 1997 Laws have
+  neither rule.
 
-Article numbers of the 2018 edition are given in FIDE's dotted form (5.2.2, 9.6.1, 9.5.2); the
-older extracts letter the same paragraphs (5.2 b, 9.6 a, 9.5 b). The 2018 numbers of
-Articles 4, 6 and 7 and Appendix A are not quoted in docs/laws.md: they are those of the published
-2018 Laws (touch-move 4.3.1-4.3.3, castling rook first 4.4.2, j'adoube 4.2.1, pressing the clock
-6.2.1, displaced pieces 7.4.1, illegal moves 7.5.1/7.5.3/7.5.5, rapid and blitz A.4.2). The 1997
+Article numbers of the 2018 edition are given in FIDE's dotted form (5.2.2, 9.6.1, 9.5.3); the
+older extracts letter the same paragraphs (5.2 b, 9.6 a, 9.5 b: the unlettered first paragraph
+of 9.5 is 9.5.1 there, so b is 9.5.3). The 2018 numbers of Articles 1, 4, 6 and 7 and
+Appendices A and B are not quoted in docs/laws.md (it says what each is about): they are those
+of the published 2018 Laws (alternate moves 1.2, touch-move 4.3.1-4.3.3, king and rook
+4.4.1-4.4.3, the promoted piece 4.4.4, j'adoube 4.2.1, pressing the clock 6.2.1, displaced pieces
+7.4.1, illegal moves 7.5.1, unpromoted pawn 7.5.2, press without a move 7.5.3, their penalty
+7.5.5, rapid A.4.2, blitz B.2 and B.4). The 1997
 full text has two readings of the quickplay penalty: the Laws (10.3: a third illegal move loses)
 and the tournament highlights (the second loses); the Laws are followed. Pure data: no I/O.
 """
@@ -52,8 +63,23 @@ class Edition(msgspec.Struct, frozen=True, kw_only=True):
     touch_both: str
     adjust: str
     castling_rook_first: str
+    castle_king_and_rook: str | None
+    """2018 4.4.1: king then rook touched obliges castling on that side when legal (1997: none)."""
+    castling_side_illegal: str
+    """King and rook touched (together, or king first), castling there illegal: the king moves."""
+    promotion_choice: str | None
+    """2018 4.4.4: the promoted piece is chosen once it touched the square (1997: none)."""
     release: str
     illegal_move: str
+    unpromoted_pawn: str
+    """A pawn left on the last rank and pressed (2018 7.5.2; 1997: an illegal move like any)."""
+    alternate_moves: str
+    """Moves alternate: two moves in one turn break it (1997 1.1, 2018 1.2)."""
+    illegal_loss: str
+    """The article of the loss by illegal moves (2018 7.5.5, 1997 rapid 10.3)."""
+    illegal_stands: str | None
+    """Where an illegal move that the opponent does not claim before replying stands."""
+    press_completes: str
     displaced: str
     press_without_move: str
     clock_not_pressed: str
@@ -78,7 +104,7 @@ class Edition(msgspec.Struct, frozen=True, kw_only=True):
     def illegal_penalty(self, count: int) -> str:
         """What the edition prescribes for a player's ``count``-th illegal move."""
         if self.illegal_loses_at is not None and count >= self.illegal_loses_at:
-            return f"game lost by the player ({self.illegal_move}, illegal move no. {count})"
+            return f"game lost by the player ({self.illegal_loss}, illegal move no. {count})"
         if self.illegal_minutes_to_opponent and count <= len(self.illegal_minutes_to_opponent):
             minutes = self.illegal_minutes_to_opponent[count - 1]
             return f"{minutes} minute{'s' if minutes != 1 else ''} extra to the opponent; " + (
@@ -94,6 +120,7 @@ class Edition(msgspec.Struct, frozen=True, kw_only=True):
 
 def _fide_1997(mode: Mode) -> Edition:
     blitz = mode is Mode.BLITZ
+    illegal = "C.3" if blitz else ("10.3" if mode is Mode.RAPID else "7.4")
     return Edition(
         name="fide-1997",
         year=1997,
@@ -103,8 +130,16 @@ def _fide_1997(mode: Mode) -> Edition:
         touch_both="4.3(b)",
         adjust="4.2",
         castling_rook_first="4.4(a)",
+        castle_king_and_rook=None,
+        castling_side_illegal="4.4(b)",
+        promotion_choice=None,
         release="4.7",
-        illegal_move="C.3" if blitz else ("10.3" if mode is Mode.RAPID else "7.4"),
+        illegal_move=illegal,
+        unpromoted_pawn=illegal,
+        alternate_moves="1.1",
+        illegal_loss="10.3",
+        illegal_stands="C.3" if blitz else ("B.5" if mode is Mode.RAPID else None),
+        press_completes="6.7(a)",
         displaced="7.3",
         press_without_move="6.7(a)",
         clock_not_pressed="6.7(a)",
@@ -126,6 +161,12 @@ def _fide_1997(mode: Mode) -> Edition:
             else "the position before the irregularity is reinstated and the clocks adjusted "
             "(7.4, 6.13); in a quickplay finish the opponent gets two minutes for each of the "
             "first two illegal moves and the third loses (10.3)"
+            + (
+                "; in rapidplay the arbiter rules only on a claim (B.5): if the opponent makes "
+                "his own move instead, the illegal move stands"
+                if mode is Mode.RAPID
+                else ""
+            )
         ),
         claim_penalty_text=(
             "half of the claimant's remaining time is deducted, at most three minutes, and "
@@ -138,6 +179,9 @@ def _fide_1997(mode: Mode) -> Edition:
 
 def _fide_2018(mode: Mode) -> Edition:
     fast = mode is not Mode.STANDARD
+    blitz = mode is Mode.BLITZ
+    # Rapid and blitz without the competition rules (A.4; blitz through B.4): A.4.2.
+    fast_rule = ", A.4.2" if fast else ""
     return Edition(
         name="fide-2018",
         year=2018,
@@ -147,8 +191,16 @@ def _fide_2018(mode: Mode) -> Edition:
         touch_both="4.3.3",
         adjust="4.2.1",
         castling_rook_first="4.4.2",
+        castle_king_and_rook="4.4.1",
+        castling_side_illegal="4.4.3",
+        promotion_choice="4.4.4",
         release="4.7",
-        illegal_move="7.5.1" if not fast else "7.5.1, A.4.2",
+        illegal_move="7.5.1" + fast_rule,
+        unpromoted_pawn="7.5.2" + fast_rule,
+        alternate_moves="1.2",
+        illegal_loss="7.5.5" + fast_rule,
+        illegal_stands=("A.4.2, B.4" if blitz else "A.4.2") if fast else None,
+        press_completes="6.2.1",
         displaced="7.4.1",
         press_without_move="7.5.3",
         clock_not_pressed="6.2.1",
@@ -160,17 +212,25 @@ def _fide_2018(mode: Mode) -> Edition:
         seventy_five="9.6.2",
         threefold="9.2",
         fifty_moves="9.3",
-        incorrect_claim="9.5.2",
-        illegal_minutes_to_opponent=(1,) if fast else (2,),
+        incorrect_claim="9.5.3",
+        # B.2: in blitz the penalties of Articles 7 and 9 are one minute instead of two.
+        illegal_minutes_to_opponent=(1,) if blitz else (2,),
         illegal_loses_at=2,
         illegal_penalty_text=(
             "the position immediately before the irregularity is reinstated (7.5.1); the "
             "second completed illegal move by the same player loses, unless the opponent cannot "
             "checkmate by any series of legal moves (7.5.5)"
+            + (
+                "; the opponent must claim before making his own move, or the illegal move "
+                "stands (A.4.2)"
+                if fast
+                else ""
+            )
         ),
         claim_penalty_text=(
-            "two minutes are added to the opponent's remaining time; the game continues and an "
-            "intended move must be played (9.5 b)"
+            f"{'one minute is' if blitz else 'two minutes are'} added to the opponent's remaining "
+            "time; the game continues and an intended move must be played (9.5.3"
+            + (", B.2)" if blitz else ")")
         ),
         c4_mating_potential=False,
     )

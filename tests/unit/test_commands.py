@@ -397,7 +397,7 @@ def test_a_claim_with_the_intended_move_that_repeats_the_position() -> None:
 @pytest.mark.parametrize(
     ("edition", "article", "penalty_words"),
     [
-        ("fide-2018", "9.5.2", "two minutes are added to the opponent"),
+        ("fide-2018", "9.5.3", "two minutes are added to the opponent"),
         ("fide-1997", "9.5(b)", "half of the claimant's remaining time"),
     ],
 )
