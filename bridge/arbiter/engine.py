@@ -20,28 +20,45 @@ States, and what moves the engine between them:
   Art. 4.7 with nothing left to wait for. Otherwise the piece may only be passing over the square
   (a slide: the board reports every square it crosses) and the move is recorded when the board
   has stayed so for the *dwell* time, or at once when the mover presses the clock (the press
-  completes the move, Art. 6.7), or when the opponent starts touching pieces. Any other change
-  before that cancels the candidate.
-* **revisable** - after a move is recorded and until the opponent's next move is, the board may
-  still turn into another legal move from the previous position (the king of a rook-first
-  castling; a piece released and then moved on). The board is the truth: the engine records the
-  new move for the same ply, marked as superseding the first, with a ``castling_rook_first`` or
-  ``released_piece_moved`` alert.
-* **irregular** - the player having the move pressed the clock on a position no legal move
-  explains (an illegal move, 7.4 / 7.5), or on the position before his move (a press without a
-  move). The engine raises the alert and waits for the position before the irregularity, or a
-  legal move from it, and resumes.
-* **over** - a result was reached; later lifts and places are not moves. Both kings put on the
-  centre squares is the DGT broadcast convention for a result, not a pair of moves.
+  completes the move, Art. 6.7), or when the opponent starts touching pieces - the opponent
+  lifting the very piece of the candidate to capture it included: lifted, it is remembered for
+  one more event, and an opponent's touch then confirms it (4.7: it had been released).
+* **revisable** - after a move is recorded and until the mover presses the clock (without a
+  clock: until the opponent's next move is recorded), the board may still turn into another
+  legal move from the previous position (the king of a rook-first castling; a piece released and
+  then moved on; a capture taken back and another move made). The board is the truth: the engine
+  records the new move for the same ply, marked as superseding the first, with a
+  ``castling_rook_first``, ``released_piece_moved`` or (2018) 4.4.4 ``touch_move`` alert. After
+  the press nothing is revised (1997 6.7 a, 2018 6.2.1): the last mover moving his piece on is a
+  ``displaced_pieces`` irregularity, and the game keeps the move he pressed.
+* **press** - every press is judged, by ``press``: the whole board against the game. After his
+  own move the mover's press checks that the board is the game after it (a second move in the
+  same turn is an illegal move; a castling whose rook was released first and is illegal is one;
+  a released move taken back is a 4.7 breach). With no move recorded, the press of the player
+  having the move completes what the board shows: a move of his pieces read off the board, legal
+  or not (the alert names it), a legal move with pieces displaced besides (the move stands), or a
+  press without a move. These searches run only at a press, and only if the board differs.
+* **irregular** - after an illegal move (or a press without one) the engine waits for the
+  position before the irregularity, or a legal move from it, and resumes. Where the edition lets
+  an unclaimed illegal move stand (1997 blitz C.3 and rapid B.5; 2018 rapid and blitz A.4.2),
+  the opponent's legal reply from the position on the board makes it stand: the game goes on
+  from that position (a new start position; the earlier part is kept in ``history``) with an
+  ``illegal_move_stood`` alert, and the reply is recorded.
+* **over** - a result was reached; later lifts and places are not moves. Both kings at rest on
+  the centre squares, with nothing else in hand, for the dwell time, is the DGT broadcast
+  convention for a result, not a pair of moves (a king passing a centre square is not at rest).
 
 Touches (Article 4). On a sensor board, touching is lifting. Every lift by the player having the
 move is kept for the ply; when the move is recorded, ``judge.touch_breach`` checks it against
 4.3 (the first own piece touched that can move must move; an opponent's piece touched that can
-be captured must be captured) and 4.4 (rook touched before king, then castling). A lift of the
-last mover's own piece before he has pressed the clock is his, not his opponent's. A piece
-that reads empty and then the same again within ``flicker`` seconds is sensor noise, not a
-touch. A piece put back on its square is an adjustment, legal only if announced (j'adoube,
-4.2), which a board cannot hear: the alert says so.
+be captured must be captured) and 4.4 (rook touched before king, then castling; 2018 4.4.1: king
+then rook obliges castling on that side if legal; 4.4.4: the promoted piece is the one that
+first touched the square). A lift of the last mover's own piece before he has pressed the clock
+is his, not his opponent's. A piece that reads empty and then the same again within ``flicker``
+seconds is sensor noise, not a touch. Lifts read in one scan of the board (``bursts``) are
+simultaneous: neither is first. Several pieces off in one scan were knocked, not touched: a
+``displaced_pieces`` alert, no obligation. A piece put back on its square is an adjustment,
+legal only if announced (j'adoube, 4.2), which a board cannot hear: the alert says so.
 
 Time is never read: every entry point takes ``now`` (seconds, any monotonic origin) and
 ``next_deadline()`` says when ``handle_timer(now)`` must be called, as aioquic does.
@@ -62,7 +79,8 @@ from typing import Final, assert_never
 import chess
 import msgspec
 
-from bridge.arbiter import judge, positions, rules
+from bridge.arbiter import alerts, judge, positions, rules
+from bridge.arbiter.bursts import DEFAULT_SAME_SCAN, Bursts
 from bridge.arbiter.facts import (
     AlertRaised,
     ClockChanged,
@@ -74,6 +92,13 @@ from bridge.arbiter.facts import (
     MovePlayed,
     TouchAction,
     TouchReported,
+)
+from bridge.arbiter.irregular import (
+    Candidate,
+    EarlierPart,
+    Irregularities,
+    Ply,
+    Previous,
 )
 from drivers.events import (
     BoardEvent,
@@ -129,6 +154,8 @@ class EngineConfig(msgspec.Struct, frozen=True, kw_only=True):
     flicker: float = DEFAULT_FLICKER
     illegal_after: float = 10.0
     """Boards without a clock: an unexplained position left still this long completes the move."""
+    same_scan: float = DEFAULT_SAME_SCAN
+    """Sensor events closer than this were read in one scan: simultaneous (``bursts``)."""
 
 
 class GameSnapshot(msgspec.Struct, frozen=True, kw_only=True):
@@ -145,33 +172,11 @@ class GameSnapshot(msgspec.Struct, frozen=True, kw_only=True):
     rotated: bool
     illegal_moves: tuple[int, int]
     """Illegal moves so far by (White, Black)."""
+    earlier: tuple[EarlierPart, ...] = ()
+    """The game before each illegal move that stood; ``start_fen`` is the position it left."""
 
 
-class _Candidate(msgspec.Struct):
-    move: chess.Move
-    deadline: float
-    revision: bool
-
-
-class _Previous(msgspec.Struct):
-    """The position before the last recorded move, while that move can still be revised."""
-
-    game: list[chess.Piece | None]
-    changed: tuple[chess.Square, ...]
-    move: chess.Move
-    board: chess.Board | None = None
-    """The position itself, made only when a revision is looked for (most plies need none)."""
-
-
-class _Ply(msgspec.Struct):
-    """What happened on the board since the last recorded move."""
-
-    squares: list[chess.Square] = msgspec.field(default_factory=list)
-    touches: list[judge.Touch] = msgspec.field(default_factory=list)
-    lifted: dict[chess.Square, tuple[chess.Piece, float]] = msgspec.field(default_factory=dict)
-
-
-class Arbiter:
+class Arbiter(Irregularities):
     """Judges lifts, places and clock presses as an arbiter would; see the module docstring."""
 
     def __init__(
@@ -188,6 +193,7 @@ class Arbiter:
         start = board if board is not None else chess.Board()
         self._physical: list[chess.Piece | None] = [start.piece_at(sq) for sq in chess.SQUARES]
         self.illegal_counts: dict[chess.Color, int] = {chess.WHITE: 0, chess.BLACK: 0}
+        self._bursts = Bursts(self.config.same_scan)
         self.set_game(start)
 
     # -- public API -------------------------------------------------------------------------
@@ -195,29 +201,32 @@ class Arbiter:
     def set_game(self, board: chess.Board, *, keep_counts: bool = False) -> None:
         """Start judging from ``board`` (with its move stack), e.g. after an arbiter's correction.
 
-        The physical board, the clock and the orientation are kept; the result, the alerts and,
-        unless ``keep_counts``, the illegal-move counts are cleared.
+        The physical board, the clock and the orientation are kept; the result, the alerts, the
+        earlier parts of the game and, unless ``keep_counts``, the illegal-move counts are
+        cleared.
         """
         self.board = board.copy()
         self._san = _replay_san(self.board)
         self.start_fen = self.board.root().fen()
         self.result: GameEnded | None = None
         self.alerts: list[AlertRaised] = []
+        self.history: list[EarlierPart] = []
         if not keep_counts:
             self.illegal_counts = {chess.WHITE: 0, chess.BLACK: 0}
         self._alert_ids = 0
         self._game: list[chess.Piece | None] = [self.board.piece_at(sq) for sq in chess.SQUARES]
         self._ranks = [positions.rank_text(self._game, rank) for rank in range(8)]
         self._diff = {sq for sq in chess.SQUARES if self._physical[sq] != self._game[sq]}
-        self._prev: _Previous | None = None
-        self._candidate: _Candidate | None = None
-        self._ply = _Ply()
-        self._irregular = False
-        self._awaiting_press: chess.Color | None = None
-        self._still_reported = False
+        self._reset_turn()
+        # A board that differs from a game just set (a takeback, a correction) is the players'
+        # to put right: it is judged again only after they touch it.
+        self._still_reported = True
         self._replaying = False
         self._unexplained: float | None = None
         """Since when the board, last read whole, is explained by nothing (``MISMATCH_AFTER``)."""
+        self._knock_at: float | None = None
+        self._centre_at: float | None = None
+        self._kings_central = False
 
     def feed(self, event: BoardEvent, now: float) -> list[Fact]:
         """Take one physical event; return the facts it establishes."""
@@ -238,30 +247,34 @@ class Arbiter:
 
     def next_deadline(self) -> float | None:
         """When ``handle_timer`` must next be called, or ``None``."""
+        due: float | None = None
         if self._candidate is not None:
-            return self._candidate.deadline
-        if self._unexplained is not None:
-            return self._unexplained + MISMATCH_AFTER
-        if self._watch_still():
-            return self._last_change + self.config.illegal_after
-        return None
+            due = self._candidate.deadline
+        elif self._unexplained is not None:
+            due = self._unexplained + MISMATCH_AFTER
+        elif self._watch_still():
+            due = self._last_change + self.config.illegal_after
+        for other in (self._knock_at, self._centre_at):
+            if other is not None and (due is None or other < due):
+                due = other
+        return due
 
     def handle_timer(self, now: float) -> list[Fact]:
-        """Complete a candidate whose dwell has passed; judge a board left still (no clock)."""
+        """Fire what is due: a candidate's dwell, a knock's alert, kings at rest, a still board."""
+        facts = self._knock_due(now)
         cand = self._candidate
-        if cand is not None:
-            if now < cand.deadline:
-                return []
+        if cand is not None and now >= cand.deadline:
             self._candidate = None
-            return self._record(cand, CompletedBy.RELEASE, now)
-        if self._unexplained is not None:
-            if now < self._unexplained + MISMATCH_AFTER:
-                return []
-            return [self._mismatch(None, now)]
+            facts.extend(self._record(cand, CompletedBy.RELEASE, now))
+        if self._unexplained is not None and now >= self._unexplained + MISMATCH_AFTER:
+            facts.append(self._mismatch(None, now))
+        if self._centre_at is not None and now >= self._centre_at:
+            self._centre_at = None
+            facts.extend(self._kings_in_centre(now))
         if self._watch_still() and now >= self._last_change + self.config.illegal_after:
             self._still_reported = True
-            return self._irregularity(self.board.turn, now, pressed=False)
-        return []
+            facts.extend(self._judge_turn(self.board.turn, now, pressed=False))
+        return facts
 
     def snapshot(self) -> GameSnapshot:
         """The game as a retained ``game`` topic shows it."""
@@ -279,6 +292,7 @@ class Arbiter:
             claimable=judge.claimable(self.board) if self.result is None else (),
             rotated=self.rotated,
             illegal_moves=(self.illegal_counts[chess.WHITE], self.illegal_counts[chess.BLACK]),
+            earlier=tuple(self.history),
         )
 
     def differing(self) -> frozenset[chess.Square]:
@@ -358,6 +372,7 @@ class Arbiter:
     def set_result(self, result: str, reason: str, article: str, now: float) -> GameEnded:
         """End the game (an arbiter's decision, a resignation, an agreed draw)."""
         self._candidate = None
+        self._centre_at = None
         self.result = GameEnded(result=result, reason=reason, article=article, at=now)
         return self.result
 
@@ -392,15 +407,7 @@ class Arbiter:
         elif board.halfmove_clock >= 100:
             ending = ("50 moves", edition.fifty_moves)
         else:
-            alert = self._alert(
-                "incorrect_claim",
-                edition.incorrect_claim,
-                self.board.turn,
-                "draw claim found incorrect (no threefold repetition, no 50 moves): "
-                + edition.claim_penalty_text,
-                now,
-                {"intended_move": None if move is None else move.uci()},
-            )
+            alert = self._raise(alerts.incorrect_claim(edition, self.board.turn, move), now)
             return None, alert
         return self.set_result("1/2-1/2", f"{ending[0]} claimed", ending[1], now), None
 
@@ -409,31 +416,53 @@ class Arbiter:
     def _frame(self, square: chess.Square) -> chess.Square:
         return 63 - square if self.rotated else square
 
+    def _reset_turn(self) -> None:
+        """Forget everything about the move in progress (a new game, or one that restarts)."""
+        self._prev = None
+        self._candidate = None
+        self._suspended = None
+        self._ply = Ply()
+        self._irregular = None
+        self._judged = None
+        self._awaiting_press = None
+        self._unpressed = None
+        self._completed = False
+        self._pressed_for = None
+        self._displaced = set()
+        self._moved_on_reported = False
+
     def _on_square(
         self, square: chess.Square, piece: chess.Piece | None, now: float, at: float
     ) -> list[Fact]:
         old = self._physical[square]
         if old == piece:
             return []
-        facts: list[Fact] = []
-        cand = self._candidate
-        if cand is not None and not cand.revision:
-            toucher = (old if old is not None else piece).color  # type: ignore[union-attr]
-            if toucher != self.board.turn and square not in _squares_of(cand.move, self.board):
-                # The opponent starts touching: the candidate had been released.
-                self._candidate = None
-                facts.extend(self._record(cand, CompletedBy.RELEASE, now))
+        facts = self._knock_due(now) if self._knock_at is not None else []
+        cand, suspended = self._candidate, self._suspended
+        self._suspended = None
+        pending = cand if cand is not None else suspended
+        if pending is not None and not pending.revision:
+            # Whose hand: the piece put down, or else the piece lifted.
+            toucher = (piece if piece is not None else old).color  # type: ignore[union-attr]
+            opponent = toucher != self.board.turn
+            if opponent and (cand is None or square not in _squares_of(cand.move, self.board)):
+                # The opponent starts touching: the candidate had been released (4.7). When he
+                # lifted the moved piece itself first (to capture it), it was suspended.
+                self._candidate = cand = None
+                facts.extend(self._record(pending, CompletedBy.RELEASE, now))
+            elif cand is not None and piece is None and square == cand.move.to_square:
+                self._suspended = cand  # sliding on, or taken by the opponent: the next event says
         self._set(square, piece)
         self._last_change = now
         self._still_reported = False
+        if self._bursts.feed(square, old, piece, now):
+            self._on_knock()
         facts.append(self._touch(square, old, piece, now, at))
         if self.result is not None:
             return facts
-        if piece is not None and piece.piece_type == chess.KING:
-            ending = self._kings_in_centre(now)
-            if ending:
-                return facts + ending
-        facts.extend(self._evaluate(now))
+        facts.extend(self._evaluate(now, piece))
+        if self._kings_central or _is_king(old) or _is_king(piece):
+            self._watch_centre(now)
         return facts
 
     def _identify(self, square: chess.Square, occupant: Occupant) -> chess.Piece:
@@ -470,10 +499,14 @@ class Arbiter:
         ]
         self._physical = squares
         self._diff = {sq for sq in chess.SQUARES if squares[sq] != self._game[sq]}
+        stood = None if self._irregular is None else self._irregular.stood
+        if stood is not None:
+            stood.diff = {sq for sq in chess.SQUARES if squares[sq] != stood.squares[sq]}
         self._candidate = None
+        self._suspended = None
         self._last_change = now
         if not self._diff or self.result is not None:
-            self._irregular = False
+            self._irregular = None
             return []
         return self._reconstruct(now)
 
@@ -502,24 +535,16 @@ class Arbiter:
         self._unexplained = None
         facts: list[Fact] = []
         for move in line:
-            facts.extend(self._record(_Candidate(move, now, False), CompletedBy.RECONSTRUCTED, now))
+            facts.extend(self._record(Candidate(move, now, False), CompletedBy.RECONSTRUCTED, now))
             self._awaiting_press = None
         return facts
 
     def _mismatch(self, color: chess.Color | None, now: float) -> AlertRaised:
         """The board, read whole, stays unexplained: the arbiter restores the position."""
         self._unexplained = None
-        self._irregular = True
+        self._judged = tuple(self._physical)
         squares = judge.differing(self._game, self._physical, self._diff)
-        return self._alert(
-            "board_mismatch",
-            "",
-            color,
-            f"the board differs from the game on {', '.join(squares)}; no legal move or "
-            "pair of moves explains it: restore the position of the game",
-            now,
-            {"squares": squares, "fen": self.board.fen()},
-        )
+        return self._raise(alerts.mismatch(color, squares, self.board.fen(), reconnect=True), now)
 
     def _stored_press(self, side: ClockSide, now: float) -> list[Fact]:
         """A press the board's memory recorded: it completes the presser's move."""
@@ -534,6 +559,7 @@ class Arbiter:
             self._awaiting_press = None
         elif by == self._awaiting_press:
             self._awaiting_press = None
+            self._completed = True
         return facts
 
     def _two_plies(self) -> tuple[chess.Move, chess.Move] | None:
@@ -558,6 +584,13 @@ class Arbiter:
             self._diff.discard(square)
         else:
             self._diff.add(square)
+        irregular = self._irregular
+        if irregular is not None and irregular.stood is not None:
+            stood = irregular.stood
+            if piece == stood.squares[square]:
+                stood.diff.discard(square)
+            else:
+                stood.diff.add(square)
 
     def _touch(
         self,
@@ -589,6 +622,11 @@ class Arbiter:
             return f"{name} lifted after the end of the game"
         if piece.color != self.board.turn and self._awaiting_press == piece.color:
             return f"{name} lifted by the player who just moved, before pressing the clock"
+        irregular = self._irregular
+        if irregular is not None and piece.color == irregular.offender != self.board.turn:
+            return f"{name} lifted by the player who must re-establish the position"
+        if self._bursts.knocking(now):
+            return f"{_name(piece)} knocked off its square with others in one scan: not a touch"
         self._ply.touches.append(judge.Touch(square=square, piece=piece, at=now))
         if piece.color == self.board.turn:
             return f"own {name} touched by the player having the move"
@@ -604,34 +642,121 @@ class Arbiter:
         if lifted is not None and lifted[0] == new:
             held = now - lifted[1]
             if held <= self.config.flicker:
-                self._ply.touches = [t for t in self._ply.touches if t.square != square]
+                since = lifted[1]  # only that lift: an earlier touch of the square still counts
+                touches = self._ply.touches
+                self._ply.touches = [t for t in touches if t.square != square or t.at < since]
                 return f"{_name(new)} read again after {held:.2f} s: sensor flicker, not a touch"
             return (
                 f"{_name(new)} put back on its square: an adjustment, legal only if j'adoube "
                 f"was announced (Art. {self.edition.adjust})"
             )
+        if self._is_new_promotion_piece(square, new):
+            self._ply.promoted[square] = new.piece_type
         return meaning
+
+    def _is_new_promotion_piece(self, square: chess.Square, piece: chess.Piece) -> bool:
+        """A piece from off the board put on a square where a pawn of its colour may promote."""
+        last, seventh = (7, 6) if piece.color == chess.WHITE else (0, 1)
+        if piece.piece_type in (chess.PAWN, chess.KING) or chess.square_rank(square) != last:
+            return False
+        if square in self._ply.promoted or any(p == piece for p, _ in self._ply.lifted.values()):
+            return False  # not the first, or a piece of the board in the hand
+        pawn = chess.Piece(chess.PAWN, piece.color)
+        file = chess.square_file(square)
+        return any(
+            self._game[chess.square(f, seventh)] == pawn
+            for f in (file - 1, file, file + 1)
+            if 0 <= f < 8
+        )
+
+    # -- knocks and the kings in the centre ---------------------------------------------------
+
+    def _on_knock(self) -> None:
+        """Several pieces off in one scan: knocked, not touched (no Article 4 obligation)."""
+        burst = self._bursts.current
+        assert burst is not None
+        squares = set(burst.before)
+        self._ply.touches = [
+            t for t in self._ply.touches if t.square not in squares or t.at < burst.start
+        ]
+        self._knock_at = burst.at + self.config.flicker
+
+    def _knock_due(self, now: float) -> list[Fact]:
+        """The alert of a knock, once its burst is over and flicker is ruled out."""
+        due = self._knock_at
+        burst = self._bursts.current
+        if due is None or burst is None:
+            return []
+        if 0.0 <= now - burst.at < self._bursts.window:
+            self._knock_at = burst.at + self.config.flicker  # the burst goes on
+            return []
+        if now < due:
+            return []
+        self._knock_at = None
+        squares = sorted(sq for sq, piece in burst.before.items() if self._physical[sq] != piece)
+        if not squares or self.result is not None:
+            return []
+        self._displaced.update(squares)
+        color = self._awaiting_press if self._awaiting_press is not None else self.board.turn
+        alert = alerts.displaced(self.edition, color, squares, self.board.fen(), knocked=True)
+        return [self._raise(alert, now)]
+
+    def _watch_centre(self, now: float) -> None:
+        """Both kings on the centre squares with nothing else in hand: at rest from now on?"""
+        self._centre_at = None
+        self._kings_central = judge.kings_in_centre(self._physical) is not None
+        if self.result is not None or not self._kings_central:
+            return
+        kings = {
+            sq for sq in (chess.D4, chess.D5, chess.E4, chess.E5) if _is_king(self._physical[sq])
+        }
+        kings.update(
+            sq
+            for sq in (self.board.king(chess.WHITE), self.board.king(chess.BLACK))
+            if sq is not None
+        )
+        if self._diff <= kings:
+            self._centre_at = now + self.config.dwell
+
+    def _kings_in_centre(self, now: float) -> list[Fact]:
+        # The four centre squares touch each other: no legal position has both kings there.
+        ending = judge.kings_in_centre(self._physical)
+        if ending is None or self.result is not None:
+            return []
+        self._candidate = None
+        return [self.set_result(ending.result, ending.reason, ending.article, now)]
 
     # -- matching ---------------------------------------------------------------------------
 
-    def _evaluate(self, now: float) -> list[Fact]:
+    def _evaluate(self, now: float, placed: chess.Piece | None = None) -> list[Fact]:
         """Decide what the current physical board means; see the module docstring."""
         self._candidate = None
+        irregular = self._irregular
         if not self._diff:
-            self._irregular = False
+            self._displaced.clear()
+            self._judged = None
+            self._moved_on_reported = False
             self._unexplained = None
+            if irregular is not None and irregular.judged != tuple(self._physical):
+                self._irregular = None  # the position before the irregularity is back
             return []
         revision = False
         move = positions.find_move(self.board, self._game, self._physical, self._diff)
-        if move is None and self._prev is not None and not self._irregular:
+        if move is None and irregular is not None and irregular.stood is not None:
+            stands = self._reply_to_illegal(irregular, now)
+            if stands:
+                return stands
+        if move is None and self._prev is not None and irregular is None and not self._completed:
             move = self._find_revision()
             revision = move is not None
         if move is None:
             if self._unexplained is not None:
                 return self._reconstruct(now)
+            if placed is not None and placed.color != self.board.turn and self._completed:
+                return self._moved_after_press(placed.color, now)
             return []
         self._unexplained = None
-        cand = _Candidate(move, now + self.config.dwell, revision)
+        cand = Candidate(move, now + self.config.dwell, revision)
         base = self._prev_board() if revision else self.board
         if positions.is_ambiguous(base, move):
             self._candidate = cand
@@ -642,17 +767,20 @@ class Arbiter:
         """Another legal move from the position before the last one that explains the board."""
         prev = self._prev
         assert prev is not None
-        # Only the last mover revises: nothing of the side to move is put anywhere, and a piece
-        # of the last mover stands somewhere new (every move puts a piece down: a lift alone,
-        # such as a victim taken off, is never a revision). Cheap filters before any legality.
+        # Only the last mover revises: nothing of the side to move is put anywhere but back on
+        # its own square (a victim put back), and a piece of the last mover stands somewhere new
+        # (every move puts a piece down: a lift alone, such as a victim taken off, is never a
+        # revision). Cheap filters before any legality.
         mover = not self.board.turn
         placed_any = False
         for sq in self._diff:
             placed = self._physical[sq]
             if placed is not None:
                 if placed.color != mover:
-                    return None
-                placed_any = True
+                    if placed != prev.game[sq]:
+                        return None
+                else:
+                    placed_any = True
         if not placed_any:
             return None
         squares = self._diff.union(prev.changed)
@@ -669,10 +797,10 @@ class Arbiter:
             prev.board.pop()
         return prev.board
 
-    def _record(self, cand: _Candidate, by: CompletedBy, now: float) -> list[Fact]:
+    def _record(self, cand: Candidate, by: CompletedBy, now: float) -> list[Fact]:
         """Record a candidate move (or the revision of the last move) in the game."""
         recheck = set(self._diff)
-        superseded: _Previous | None = None
+        superseded: Previous | None = None
         if cand.revision:
             superseded = self._prev
             assert superseded is not None
@@ -686,7 +814,8 @@ class Arbiter:
             by = CompletedBy.RECONSTRUCTED
         alerts = self._judge_move(move, superseded, now)
         changes = positions.move_changes(self.board, move)
-        self._prev = _Previous(list(self._game), tuple(sq for sq, _ in changes), move)
+        touches = superseded.touches + self._ply.touches if superseded else self._ply.touches
+        self._prev = Previous(list(self._game), tuple(sq for sq, _ in changes), move, touches)
         san = self.board.san_and_push(move)
         self._san.append(san)
         for square, piece in changes:
@@ -699,12 +828,20 @@ class Arbiter:
         recheck.update(self._prev.changed)
         self._diff = {sq for sq in recheck if self._physical[sq] != self._game[sq]}
         touched = tuple(dict.fromkeys(self._ply.squares))
-        self._ply = _Ply()
-        self._irregular = False
-        if by is not CompletedBy.CLOCK and self._clock_running():
+        self._ply = Ply()
+        self._irregular = None
+        self._judged = None
+        self._suspended = None
+        self._moved_on_reported = False
+        self._completed = by is CompletedBy.CLOCK
+        if self._unpressed == color:
+            self._unpressed = None
+        self._awaiting_press = None
+        if self._pressed_for == color:
+            self._completed = True  # his press came first, while a piece stood displaced
+        elif by is not CompletedBy.CLOCK and self._clock_running():
             self._awaiting_press = color
-        else:
-            self._awaiting_press = None
+        self._pressed_for = None
         facts: list[Fact] = [
             MovePlayed(
                 ply=self.board.ply(),
@@ -726,170 +863,36 @@ class Arbiter:
         return facts
 
     def _judge_move(
-        self, move: chess.Move, superseded: _Previous | None, now: float
+        self, move: chess.Move, superseded: Previous | None, now: float
     ) -> list[AlertRaised]:
         """Article 4 and 6.7 alerts for ``move``, about to be made on ``self.board``."""
         board = self.board
         color = board.turn
         ply = board.ply() + 1
-        out: list[AlertRaised] = []
+        edition = self.edition
+        found: list[alerts.Alert | None] = []
         if superseded is not None:
             first = superseded.move
-            if board.is_castling(move) and first.from_square != move.from_square:
-                out.append(
-                    self._alert(
-                        "castling_rook_first",
-                        self.edition.castling_rook_first,
-                        color,
-                        f"the rook was moved to {chess.square_name(first.to_square)} before the "
-                        "king, then the player castled: castling is not allowed on that side on "
-                        f"this move and the rook had to move (Art. "
-                        f"{self.edition.castling_rook_first})",
-                        now,
-                        {"first_move": first.uci(), "move": move.uci()},
-                        ply=ply,
-                    )
-                )
+            if (first.from_square, first.to_square) == (move.from_square, move.to_square):
+                # The same pawn, another piece: 2018 4.4.4 fixes the first one; 1997 does not.
+                assert first.promotion is not None
+                found.append(alerts.promotion_changed(edition, move, first.promotion, color, ply))
             else:
-                out.append(
-                    self._alert(
-                        "released_piece_moved",
-                        self.edition.release,
-                        color,
-                        f"a piece released on {chess.square_name(first.to_square)} as a legal "
-                        f"move was moved on to {chess.square_name(move.to_square)} (Art. "
-                        f"{self.edition.release}); the board is recorded as it stands",
-                        now,
-                        {
-                            "released_on": chess.square_name(first.to_square),
-                            "first_move": first.uci(),
-                            "move": move.uci(),
-                        },
-                        ply=ply,
-                    )
-                )
-            return out
-        breach = judge.touch_breach(board, move, self._ply.touches, self.edition)
+                castling = board.is_castling(move)
+                found.append(alerts.revision(edition, first, move, color, ply, castling=castling))
+            return [self._raise(alert, now) for alert in found if alert is not None]
+        touches = self._ply.touches
+        breach = judge.touch_breach(board, move, touches, edition, self.config.same_scan)
         if breach is not None:
-            out.append(
-                self._alert(
-                    breach.kind,
-                    breach.article,
-                    color,
-                    breach.message,
-                    now,
-                    {
-                        "square": chess.square_name(breach.square),
-                        "piece": breach.piece.symbol(),
-                        "obligation": breach.obligation,
-                        "move": move.uci(),
-                    },
-                    ply=ply,
-                )
-            )
+            found.append(alerts.touch_breach(breach, move, color, ply))
+        chosen = self._ply.promoted.get(move.to_square)
+        if move.promotion and chosen is not None and chosen != move.promotion:
+            found.append(alerts.promotion_changed(edition, move, chosen, color, ply))
         late = self._awaiting_press
         if late is not None and late != color:
-            out.append(
-                self._alert(
-                    "clock_not_pressed",
-                    self.edition.clock_not_pressed,
-                    late,
-                    f"the {_color(late)} player did not press the clock after his move before "
-                    f"the opponent moved (Art. {self.edition.clock_not_pressed})",
-                    now,
-                    {"unpressed_ply": ply - 1},
-                    ply=ply - 1,
-                )
-            )
-        return out
-
-    # -- irregularities ---------------------------------------------------------------------
-
-    def _irregularity(self, color: chess.Color, now: float, *, pressed: bool) -> list[Fact]:
-        """The player having the move completed something no legal move explains."""
-        edition = self.edition
-        self._irregular = True
-        self._candidate = None
-        squares = judge.differing(self._game, self._physical, self._diff)
-        details: dict[str, str | int | list[str] | None] = {
-            "squares": squares,
-            "fen": self.board.fen(),
-        }
-        if not self._diff:
-            if not pressed:
-                return []
-            if edition.year >= 2018:
-                what = "the clock was pressed without a move"
-                return self._illegal(color, now, details, what, edition.press_without_move)
-            return [
-                self._alert(
-                    "press_without_move",
-                    edition.press_without_move,
-                    color,
-                    "the clock was pressed without a move being made "
-                    f"(Art. {edition.press_without_move})",
-                    now,
-                    details,
-                )
-            ]
-        if judge.looks_like_a_move(self._game, self._physical, self._diff, color):
-            how = "completed by the clock press" if pressed else "left still on a clockless board"
-            what = f"a move no legal move explains, {how}"
-            return self._illegal(color, now, details, what, edition.illegal_move)
-        if judge.is_displacement(self._game, self._physical):
-            return [
-                self._alert(
-                    "displaced_pieces",
-                    edition.displaced,
-                    color,
-                    f"pieces displaced on {', '.join(squares)}: the player re-establishes the "
-                    f"position on his own time (Art. {edition.displaced})",
-                    now,
-                    details,
-                )
-            ]
-        return [
-            self._alert(
-                "board_mismatch",
-                "",
-                color,
-                f"the board differs from the game on {', '.join(squares)}: restore the position",
-                now,
-                details,
-            )
-        ]
-
-    def _illegal(
-        self,
-        color: chess.Color,
-        now: float,
-        details: dict[str, str | int | list[str] | None],
-        what: str,
-        article: str,
-    ) -> list[Fact]:
-        edition = self.edition
-        self.illegal_counts[color] += 1
-        count = self.illegal_counts[color]
-        penalty = edition.illegal_penalty(count)
-        details = {**details, "count": count, "penalty": penalty}
-        facts: list[Fact] = [
-            self._alert(
-                "illegal_move",
-                article,
-                color,
-                f"illegal move no. {count} by {_color(color)}: {what}; {penalty}",
-                now,
-                details,
-            )
-        ]
-        if edition.illegal_loses_at is not None and count >= edition.illegal_loses_at:
-            if not self.board.has_insufficient_material(not color):
-                result = "0-1" if color == chess.WHITE else "1-0"
-                reason = f"{count} illegal moves"
-            else:
-                result, reason = "1/2-1/2", f"{count} illegal moves, opponent cannot checkmate"
-            facts.append(self.set_result(result, reason, article, now))
-        return facts
+            self._unpressed = late
+            found.append(alerts.clock_not_pressed(edition, late, ply - 1))
+        return [self._raise(alert, now) for alert in found if alert is not None]
 
     def _watch_still(self) -> bool:
         """A clockless board with an unexplained position: judge it when left still."""
@@ -898,44 +901,11 @@ class Arbiter:
             (clock is None or not clock.connected)
             and bool(self._diff)
             and self._candidate is None
-            and not self._irregular
+            and self._irregular is None
             and not self._still_reported
             and self.result is None
-            and judge.looks_like_a_move(self._game, self._physical, self._diff, self.board.turn)
+            and judge.has_arrival(self._game, self._physical, self._diff, self.board.turn)
         )
-
-    def _kings_in_centre(self, now: float) -> list[Fact]:
-        # The four centre squares touch each other: no legal position has both kings there.
-        ending = judge.kings_in_centre(self._physical)
-        if ending is None:
-            return []
-        self._candidate = None
-        return [self.set_result(ending.result, ending.reason, ending.article, now)]
-
-    def _alert(
-        self,
-        kind: str,
-        article: str,
-        color: chess.Color | None,
-        message: str,
-        now: float,
-        details: dict[str, str | int | list[str] | None] | None = None,
-        *,
-        ply: int | None = None,
-    ) -> AlertRaised:
-        self._alert_ids += 1
-        alert = AlertRaised(
-            kind=kind,
-            article=article,
-            ply=self.board.ply() + 1 if ply is None else ply,
-            color=color,
-            message=message,
-            details=details or {},
-            at=now,
-            id=self._alert_ids,
-        )
-        self.alerts.append(alert)
-        return alert
 
     # -- the clock --------------------------------------------------------------------------
 
@@ -946,7 +916,7 @@ class Arbiter:
     def _on_clock(self, reading: ClockReading, now: float) -> list[Fact]:
         prev = self._clock
         self._clock = reading
-        facts: list[Fact] = []
+        facts = self._knock_due(now)
         if not reading.connected:
             if prev is not None and prev.connected:
                 facts.append(ClockChanged(state="disconnected", clock=None, at=reading.at))
@@ -990,17 +960,8 @@ class Arbiter:
         if self._white_side is not None:
             by = chess.WHITE if pressed is self._white_side else chess.BLACK
         facts: list[Fact] = []
-        cand = self._candidate
-        if cand is not None and by is not None and by == self._mover(cand):
-            self._candidate = None
-            facts.extend(self._record(cand, CompletedBy.CLOCK, now))
-        elif by is not None and self.result is None:
-            if by == self._awaiting_press:
-                self._awaiting_press = None
-            elif self._unexplained is not None:
-                facts.append(self._mismatch(by, now))
-            elif by == self.board.turn and not self._irregular:
-                facts.extend(self._irregularity(by, now, pressed=True))
+        if by is not None and self.result is None:
+            facts.extend(self._judge_press(by, now))
         completes: int | None = None
         if by is not None and self.board.move_stack and self.board.turn != by:
             completes = self.board.ply()
@@ -1014,7 +975,7 @@ class Arbiter:
         )
         return facts
 
-    def _mover(self, cand: _Candidate) -> chess.Color:
+    def _mover(self, cand: Candidate) -> chess.Color:
         return (not self.board.turn) if cand.revision else self.board.turn
 
 
@@ -1029,6 +990,10 @@ def _replay_san(board: chess.Board) -> list[str]:
 
 def _squares_of(move: chess.Move, board: chess.Board) -> set[chess.Square]:
     return {sq for sq, _ in positions.move_changes(board, move)} | {move.to_square}
+
+
+def _is_king(piece: chess.Piece | None) -> bool:
+    return piece is not None and piece.piece_type == chess.KING
 
 
 def _name(piece: chess.Piece) -> str:

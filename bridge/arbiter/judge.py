@@ -7,12 +7,13 @@ Pure functions over python-chess boards and the engine's 64-square lists; the en
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import NamedTuple
 
 import chess
 import msgspec
 
+from bridge.arbiter import dead
 from bridge.arbiter.rules import Edition
 
 Squares = Sequence[chess.Piece | None]
@@ -38,42 +39,45 @@ class Breach(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def touch_breach(
-    board: chess.Board, move: chess.Move, touches: Sequence[Touch], edition: Edition
+    board: chess.Board,
+    move: chess.Move,
+    touches: Sequence[Touch],
+    edition: Edition,
+    simultaneous: float = 0.0,
 ) -> Breach | None:
     """Whether ``move`` breaks the obligation created by ``touches`` (Art. 4.3-4.5).
 
     ``board`` is the position before ``move``. Only the first own piece touched that has a legal
     move and the first opponent's piece touched that can be captured create obligations (4.5:
-    touching pieces that can neither move nor be captured obliges nothing).
+    touching pieces that can neither move nor be captured obliges nothing). Touches less than
+    ``simultaneous`` seconds apart were read in one scan of the board: they count as made at the
+    same time (1997 4.4 b), so neither is "first" and either may be moved.
     """
     me = board.turn
-    if not board.is_castling(move):
+    castling = board.is_castling(move)
+    if not castling:
         settled = {move.from_square, _captured_square(board, move)}
         if all(t.square in settled for t in touches):
             return None  # only the moving piece and its victim were touched
-    own = next((t for t in touches if t.piece.color == me and _can_move(board, t.square)), None)
+    owns = [t for t in touches if t.piece.color == me and _can_move(board, t.square)]
+    first = [t for t in owns if t.at <= owns[0].at + simultaneous]
     opp = next(
         (t for t in touches if t.piece.color != me and _can_be_captured(board, t.square)), None
     )
-    if board.is_castling(move):
-        rook = _castling_rook(board, move)
-        king_touch = next((t for t in touches if t.square == move.from_square), None)
-        rook_touch = next((t for t in touches if t.square == rook), None)
-        if rook_touch and king_touch and rook_touch.at < king_touch.at:
-            return Breach(
-                kind="castling_rook_first",
-                article=edition.castling_rook_first,
-                square=rook,
-                piece=rook_touch.piece,
-                obligation="move",
-                message=(
-                    f"the rook on {chess.square_name(rook)} was touched before the king, then "
-                    f"the player castled: castling is not allowed on that side on this move "
-                    f"and the rook had to move (Art. {edition.castling_rook_first})"
-                ),
-            )
-        if own is not None and own.square in (move.from_square, rook):
-            own = None  # castling moves both the king and the rook
+    if castling:
+        breach = _rook_before_king(board, move, touches, edition, simultaneous)
+        if breach is not None:
+            return breach
+    breach = _king_and_rook(board, move, touches, first, edition, simultaneous)
+    if breach is not None:
+        return breach
+    own = next((t for t in first if t.square == move.from_square), first[0] if first else None)
+    if (
+        castling
+        and own is not None
+        and own.square in (move.from_square, _castling_rook(board, move))
+    ):
+        own = None  # castling moves both the king and the rook
     captured = _captured_square(board, move)
     if own is not None and opp is not None:
         if _legal_capture(board, own.square, opp.square):
@@ -81,7 +85,8 @@ def touch_breach(
                 return None
             article = edition.touch_both
             return _breach(board, own, article, f"capture on {chess.square_name(opp.square)}")
-        if own.at > opp.at:  # 4.3(b): the first piece touched that can be moved or captured
+        # 4.3(b) / 4.3.3: the first piece touched; when that is unclear, the own piece.
+        if own.at > opp.at + simultaneous:
             own = None
         else:
             opp = None
@@ -90,6 +95,98 @@ def touch_breach(
     if opp is not None and own is None and captured != opp.square:
         return _breach(board, opp, edition.touch_opponent, "capture")
     return None
+
+
+def _rook_before_king(
+    board: chess.Board,
+    move: chess.Move,
+    touches: Sequence[Touch],
+    edition: Edition,
+    simultaneous: float,
+) -> Breach | None:
+    """4.4(a) / 4.4.2: a rook deliberately touched, then the king, then castling on that side."""
+    rook = _castling_rook(board, move)
+    king_touch = next((t for t in touches if t.square == move.from_square), None)
+    rook_touch = next((t for t in touches if t.square == rook), None)
+    if rook_touch is None or king_touch is None or rook_touch.at >= king_touch.at - simultaneous:
+        return None
+    return Breach(
+        kind="castling_rook_first",
+        article=edition.castling_rook_first,
+        square=rook,
+        piece=rook_touch.piece,
+        obligation="move",
+        message=(
+            f"the rook on {chess.square_name(rook)} was touched before the king, then "
+            f"the player castled: castling is not allowed on that side on this move "
+            f"and the rook had to move (Art. {edition.castling_rook_first})"
+        ),
+    )
+
+
+def _king_and_rook(
+    board: chess.Board,
+    move: chess.Move,
+    touches: Sequence[Touch],
+    first: Sequence[Touch],
+    edition: Edition,
+    simultaneous: float,
+) -> Breach | None:
+    """The king touched first (alone or with a rook), then a rook: 4.4(b), 4.4.1, 4.4.3.
+
+    2018 4.4.1: castling on that rook's side is legal, so the player must castle there. 1997
+    4.4(b) and 2018 4.4.3: castling there is illegal, so the king must move (castling on the
+    other side included). The 1997 Laws do not oblige castling.
+    """
+    king = board.king(board.turn)
+    king_touch = next((t for t in first if t.square == king), None)
+    if king is None or king_touch is None:
+        return None  # another piece was touched first: 4.3 governs
+    rank = chess.square_rank(king)
+    rook_touch = next(
+        (
+            t
+            for t in touches
+            if t.piece == chess.Piece(chess.ROOK, board.turn)
+            and t.at >= king_touch.at - simultaneous
+            and chess.square_rank(t.square) == rank
+            and chess.square_file(t.square) in (0, 7)
+        ),
+        None,
+    )
+    if rook_touch is None:
+        return None
+    kingside = chess.square_file(rook_touch.square) == 7
+    castle = chess.Move(king, chess.square(6 if kingside else 2, rank))
+    side = f"with the rook on {chess.square_name(rook_touch.square)}"
+    if board.is_legal(castle):
+        article = edition.castle_king_and_rook
+        if article is None or move == castle:
+            return None
+        obligation = f"castle {side}"
+        message = (
+            f"the king and then the rook on {chess.square_name(rook_touch.square)} were touched "
+            f"and castling {side} was legal: the player had to castle on that side "
+            f"(Art. {article}), unless j'adoube was announced"
+        )
+    else:
+        if move.from_square == king:
+            return None
+        article = edition.castling_side_illegal
+        obligation = "move the king"
+        message = (
+            f"the king and the rook on {chess.square_name(rook_touch.square)} were touched and "
+            f"castling {side} is illegal: the king had to move (Art. {article}), unless "
+            "j'adoube was announced"
+        )
+    return Breach(
+        kind="touch_move",
+        article=article,
+        square=king,
+        piece=king_touch.piece,
+        obligation=obligation,
+        message=message,
+    )
 
 
 def _breach(board: chess.Board, touch: Touch, article: str, obligation: str) -> Breach:
@@ -160,16 +257,111 @@ def differing(game: Squares, physical: Squares, squares: set[chess.Square]) -> l
     return [chess.square_name(sq) for sq in sorted(squares) if game[sq] != physical[sq]]
 
 
-def looks_like_a_move(
+def read_move(
+    game: Squares, physical: Squares, diff: Collection[chess.Square], color: chess.Color
+) -> chess.Move | None:
+    """The one move of ``color``'s pieces, legal or not, that the squares in ``diff`` show.
+
+    A move is whatever the player's pieces did: one piece gone from its square and standing on
+    another (empty, or where an opponent's piece stood: a capture; an en passant victim may be
+    gone too), a pawn exchanged on the last rank (promotion) or left there as a pawn, or the king
+    two squares towards a rook with that rook beside it on the other side (castling, encoded as
+    python-chess does: the king's two-square move). ``None`` when the squares are not one move of
+    ``color``: pieces missing, a piece turned into another, pieces of both sides moved.
+    Legality is not asked: the caller knows whether a legal move explains the board.
+    """
+    gone: list[chess.Square] = []
+    arrived: list[chess.Square] = []
+    other: list[chess.Square] = []
+    for sq in diff:
+        was, now = game[sq], physical[sq]
+        if now is None:
+            (gone if _is(was, color) else other).append(sq)
+        elif now.color == color and not _is(was, color):
+            arrived.append(sq)
+        else:
+            other.append(sq)
+    if len(gone) == 2 and len(arrived) == 2 and not other:
+        return _castling_shape(game, physical, gone, arrived, color)
+    if len(gone) != 1 or len(arrived) != 1:
+        return None
+    source, target = gone[0], arrived[0]
+    mover, placed = game[source], physical[target]
+    assert mover is not None
+    assert placed is not None
+    if other and (other != [_ep_victim_of(source, target)] or mover.piece_type != chess.PAWN):
+        return None
+    promotion: chess.PieceType | None = None
+    if placed.piece_type != mover.piece_type:
+        last = 7 if color == chess.WHITE else 0
+        if mover.piece_type != chess.PAWN or chess.square_rank(target) != last:
+            return None
+        if placed.piece_type == chess.KING:
+            return None
+        promotion = placed.piece_type
+    return chess.Move(source, target, promotion)
+
+
+def is_unpromoted_pawn(game: Squares, move: chess.Move) -> bool:
+    """``move`` (read off the board) leaves a pawn on the last rank, not exchanged (2018 7.5.2)."""
+    mover = game[move.from_square]
+    rank = chess.square_rank(move.to_square)
+    return (
+        mover is not None
+        and mover.piece_type == chess.PAWN
+        and move.promotion is None
+        and rank == (7 if mover.color == chess.WHITE else 0)
+    )
+
+
+def is_castling_shape(game: Squares, move: chess.Move) -> bool:
+    """``move`` (read off the board) is a king's two-square move along its rank: castling."""
+    mover = game[move.from_square]
+    return (
+        mover is not None
+        and mover.piece_type == chess.KING
+        and chess.square_rank(move.from_square) == chess.square_rank(move.to_square)
+        and abs(chess.square_file(move.from_square) - chess.square_file(move.to_square)) == 2
+    )
+
+
+def has_arrival(
     game: Squares, physical: Squares, diff: set[chess.Square], color: chess.Color
 ) -> bool:
-    """One piece of ``color`` left its square and stands on another (possibly over a victim)."""
-    gone = [sq for sq in diff if physical[sq] is None and _is(game[sq], color)]
-    arrived = [sq for sq in diff if _is(physical[sq], color)]
-    others = [sq for sq in diff if sq not in gone and sq not in arrived]
-    if len(arrived) != 1 or not 1 <= len(gone) <= 2:
-        return False
-    return all(game[sq] is not None and physical[sq] is None for sq in others)
+    """A piece of ``color`` stands on a square of ``diff`` where the game has none of its own."""
+    return any(_is(physical[sq], color) and not _is(game[sq], color) for sq in diff)
+
+
+def _castling_shape(
+    game: Squares,
+    physical: Squares,
+    gone: list[chess.Square],
+    arrived: list[chess.Square],
+    color: chess.Color,
+) -> chess.Move | None:
+    king = chess.Piece(chess.KING, color)
+    rook = chess.Piece(chess.ROOK, color)
+    king_from = next((sq for sq in gone if game[sq] == king), None)
+    rook_from = next((sq for sq in gone if game[sq] == rook), None)
+    king_to = next((sq for sq in arrived if physical[sq] == king), None)
+    rook_to = next((sq for sq in arrived if physical[sq] == rook), None)
+    if king_from is None or rook_from is None or king_to is None or rook_to is None:
+        return None
+    rank = chess.square_rank(king_from)
+    if any(chess.square_rank(sq) != rank for sq in (rook_from, king_to, rook_to)):
+        return None
+    step = 1 if chess.square_file(rook_from) > chess.square_file(king_from) else -1
+    if king_to != king_from + 2 * step or rook_to != king_from + step:
+        return None
+    if chess.square_file(rook_from) not in (0, 7) or game[king_to] is not None:
+        return None
+    if game[rook_to] is not None:
+        return None
+    return chess.Move(king_from, king_to)
+
+
+def _ep_victim_of(source: chess.Square, target: chess.Square) -> chess.Square:
+    return chess.square(chess.square_file(target), chess.square_rank(source))
 
 
 def is_displacement(game: Squares, physical: Squares) -> bool:
@@ -203,7 +395,7 @@ def ending_after_move(board: chess.Board, edition: Edition) -> Ending | None:
             winner = "0-1" if board.turn == chess.WHITE else "1-0"
             return Ending(result=winner, reason="checkmate", article=edition.checkmate)
         return Ending(result="1/2-1/2", reason="stalemate", article=edition.stalemate)
-    if board.is_insufficient_material():
+    if board.is_insufficient_material() or dead.is_blockade(board):
         return Ending(result="1/2-1/2", reason="dead position", article=edition.dead_position)
     if edition.seventy_five and board.halfmove_clock >= 150:
         return Ending(result="1/2-1/2", reason="75 moves", article=edition.seventy_five)
@@ -226,7 +418,7 @@ def claimable(board: chess.Board) -> tuple[str, ...]:
 def flag_ending(board: chess.Board, flagged: chess.Color, edition: Edition) -> Ending:
     """The result when ``flagged``'s time runs out (6.9; C.4 in 1997 blitz)."""
     winner = not flagged
-    if not _can_mate(board, winner, c4=edition.c4_mating_potential):
+    if not can_mate(board, winner, c4=edition.c4_mating_potential):
         return Ending(
             result="1/2-1/2",
             reason="flag fall, but the opponent cannot checkmate",
@@ -236,8 +428,13 @@ def flag_ending(board: chess.Board, flagged: chess.Color, edition: Edition) -> E
     return Ending(result=result, reason="flag fall", article=edition.flag_fall)
 
 
-def _can_mate(board: chess.Board, color: chess.Color, *, c4: bool) -> bool:
-    if board.has_insufficient_material(color):
+def can_mate(board: chess.Board, color: chess.Color, *, c4: bool = False) -> bool:
+    """Whether ``color`` could still checkmate by some series of legal moves (6.9, 7.5.5, C.4).
+
+    False for insufficient material and for a dead blockade (``dead.is_blockade``); with ``c4``,
+    also for two knights against a lone king (1997 blitz, C.4).
+    """
+    if board.has_insufficient_material(color) or dead.is_blockade(board):
         return False
     if not c4:
         return True

@@ -132,6 +132,69 @@ def find_move(
     return None
 
 
+def legal_with_displaced(
+    board: chess.Board,
+    game: Sequence[chess.Piece | None],
+    physical: Sequence[chess.Piece | None],
+    diff: Collection[chess.Square],
+) -> list[tuple[chess.Move, frozenset[chess.Square]]]:
+    """Legal moves of ``board`` whose every square reads as after the move; and what is left.
+
+    Each answer is a legal move whose changed squares are all in ``diff`` and all show what the
+    move puts there, with the other squares of ``diff``: pieces displaced (or a second move; the
+    caller decides). Asked only at a clock press that ``find_move`` does not explain: the board
+    shows a move and something else besides, such as a piece knocked off its square.
+    """
+    turn = board.turn
+    sources = [sq for sq in diff if physical[sq] is None and _is_color(game[sq], turn)]
+    targets = [sq for sq in diff if _is_color(physical[sq], turn) and physical[sq] != game[sq]]
+    found: list[tuple[chess.Move, frozenset[chess.Square]]] = []
+    for source in sources:
+        mover = game[source]
+        assert mover is not None
+        for target in targets:
+            placed = physical[target]
+            assert placed is not None
+            promotion: chess.PieceType | None = None
+            if placed.piece_type != mover.piece_type:
+                if mover.piece_type != chess.PAWN or chess.square_rank(target) not in (0, 7):
+                    continue
+                promotion = placed.piece_type
+            move = chess.Move(source, target, promotion)
+            if not board.is_pseudo_legal(move):
+                continue
+            changes = move_changes(board, move)
+            if all(sq in diff and physical[sq] == piece for sq, piece in changes) and (
+                board.is_legal(move)
+            ):
+                found.append((move, frozenset(diff) - {sq for sq, _ in changes}))
+    return found
+
+
+def board_of(
+    squares: Sequence[chess.Piece | None], base: chess.Board, turn: chess.Color
+) -> chess.Board:
+    """A position read off the sensors, ``turn`` to move, with what ``base`` says of the rest.
+
+    For an illegal move that stood: castling rights are those of ``base`` still possible with
+    the kings and rooks where they stand, there is no en passant, and the move counters go on
+    from ``base`` (the fifty-move count starts again: the move was not a normal one).
+    """
+    board = chess.Board(None)
+    for square, piece in enumerate(squares):
+        if piece is not None:
+            board.set_piece_at(square, piece)
+    board.turn = turn
+    board.castling_rights = base.castling_rights
+    board.castling_rights = board.clean_castling_rights()
+    board.ep_square = None
+    board.halfmove_clock = 0
+    board.fullmove_number = base.fullmove_number + (
+        1 if turn == chess.WHITE and base.turn == chess.BLACK else 0
+    )
+    return board
+
+
 def is_ambiguous(board: chess.Board, move: chess.Move) -> bool:
     """Whether the piece of ``move`` could still be on its way to another legal move.
 

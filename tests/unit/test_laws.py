@@ -415,6 +415,8 @@ def test_kings_in_the_centre_are_a_result_not_moves(
     table.play("e4")
     table.play("e5")
     facts = table.do([Lift(chess.E1), Place(white, P("K")), Lift(chess.E8), Place(black, P("k"))])
+    assert results(facts) == []  # not yet: at rest for the dwell first
+    facts += table.wait(0.5)
     assert moves(facts) == []
     [ended] = results(facts)
     assert ended.result == result

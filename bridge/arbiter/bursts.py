@@ -1,0 +1,132 @@
+"""Sensor events closer together than one scan of the board: simultaneous touches and knocks.
+
+A board reads its squares one scan at a time and reports what changed in that scan as a run of
+messages a few milliseconds apart. Two changes reported closer than ``DEFAULT_SAME_SCAN`` were
+seen in the same scan: the board cannot say which came first, so for Article 4 they happened at
+the same time (1997 4.4 b: "the king and rook at the same time"). A hand lifts one piece at a
+time (4.1: one hand); several pieces leaving their squares within one scan were knocked, not
+touched: that is a displacement (1997 7.3, 2018 7.4.1; 2018 4.2.2 exempts "clearly accidental
+contact" from touch-move), never a touch-move obligation. Two pieces in one scan may still be one
+quick move - a capture with its victim, an en passant, or a king and a rook grasped together for
+castling (the touch of 4.4) - so only pieces that no single move lifts together are a knock
+(``Burst.is_knock``). Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import chess
+import msgspec
+
+DEFAULT_SAME_SCAN: Final = 0.04
+"""Seconds: sensor events closer than this were read in one scan of the board.
+
+Why 0.04 s: the changes of one scan reach us back to back - a DGT field update is five bytes, about
+5 ms at 9600 baud, so two squares of one scan arrive 5-10 ms apart, and Bluetooth boards send a
+scan's changes in one notification (0 ms). Successive scans are 100-250 ms apart, and a deliberate
+second touch by one hand takes longer still (people need 0.1 s or more between two pieces). 40 ms
+keeps a margin of four over the slowest same-scan gap while staying under the quickest human
+sequence and under the sensor-flicker period (a square dropping out for 30-40 ms is one square,
+not two, so it never makes a burst on its own).
+"""
+
+
+class Burst(msgspec.Struct):
+    """Sensor events each less than one scan after the first (or, in a knock, the last) one."""
+
+    start: float
+    """When the first event of the burst was read."""
+    at: float
+    """When the last event of the burst was read."""
+    before: dict[chess.Square, chess.Piece | None] = msgspec.field(default_factory=dict)
+    """What stood on each square of the burst before it began."""
+    after: dict[chess.Square, chess.Piece | None] = msgspec.field(default_factory=dict)
+    """What stands on each square of the burst now."""
+    knocked: bool = False
+
+    def off(self) -> list[tuple[chess.Square, chess.Piece]]:
+        """The pieces that stood on their squares before the burst and have left them.
+
+        A piece put down within the burst and lifted again is one piece sliding on; a square
+        emptied and filled again within the burst is a capture (the victim replaced by the
+        capturing piece): neither is a piece knocked off.
+        """
+        return [
+            (sq, piece)
+            for sq, piece in self.before.items()
+            if piece is not None and self.after[sq] is None
+        ]
+
+    def is_knock(self) -> bool:
+        """Pieces that no single move lifts together: three or more, or two of one colour.
+
+        A move lifts at most two pieces: its own and a victim (en passant: the pawn and the
+        victim beside it; a quick capture: the victim and the capturer), or a king and a rook
+        (castling). Two pieces of one colour that are not a king and a rook on their rank belong
+        to no single move.
+        """
+        off = self.off()
+        if len(off) >= 3:
+            return True
+        if len(off) < 2:
+            return False
+        (a, first), (b, second) = off
+        if first.color != second.color:
+            return False
+        pair = {first.piece_type, second.piece_type} == {chess.KING, chess.ROOK}
+        return not (pair and chess.square_rank(a) == chess.square_rank(b))
+
+
+class Bursts:
+    """Groups sensor events into bursts; says when a burst turns out to be a knock."""
+
+    def __init__(self, window: float = DEFAULT_SAME_SCAN) -> None:
+        self.window: Final = window
+        self.current: Burst | None = None
+        # The last event, kept plainly: most events are alone, and need no Burst at all.
+        self._last: tuple[chess.Square, chess.Piece | None, chess.Piece | None] | None = None
+        self._last_at = float("-inf")
+
+    def feed(
+        self, square: chess.Square, old: chess.Piece | None, new: chess.Piece | None, at: float
+    ) -> bool:
+        """Take one sensor event; true when it makes its burst a knock (once per burst).
+
+        A burst holds the events within one scan of its first event; once it is a knock, every
+        event less than one scan after the one before still belongs to it (pieces falling on).
+        """
+        last, self._last = self._last, (square, old, new)
+        previous_at, self._last_at = self._last_at, at
+        burst = self.current
+        if burst is not None and self._close(burst.at if burst.knocked else burst.start, at):
+            burst.at = at
+            self._add(burst, square, old, new)
+        elif last is not None and self._close(previous_at, at):
+            burst = self.current = Burst(start=previous_at, at=at)
+            self._add(burst, *last)
+            self._add(burst, square, old, new)
+        else:
+            self.current = None
+            return False
+        if burst.knocked or not burst.is_knock():
+            return False
+        burst.knocked = True
+        return True
+
+    def knocking(self, at: float) -> bool:
+        """Whether an event read at ``at`` belongs to a burst already found to be a knock."""
+        burst = self.current
+        return burst is not None and burst.knocked and self._close(burst.at, at)
+
+    def _close(self, before: float, at: float) -> bool:
+        # Time that runs backwards (changes replayed from the board's memory are spaced out
+        # ahead of the live clock) starts a new burst: it is not one scan.
+        return 0.0 <= at - before < self.window
+
+    @staticmethod
+    def _add(
+        burst: Burst, square: chess.Square, old: chess.Piece | None, new: chess.Piece | None
+    ) -> None:
+        burst.before.setdefault(square, old)
+        burst.after[square] = new
