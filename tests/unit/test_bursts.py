@@ -1,0 +1,88 @@
+"""Sensor events in one scan of the board: simultaneous touches, and knocks (``bridge.bursts``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import chess
+import pytest
+
+from bridge.arbiter.bursts import Bursts
+
+P = chess.Piece.from_symbol
+
+
+def knocks(events: Sequence[tuple[float, chess.Square, str | None, str | None]]) -> list[float]:
+    """When each knock was found, feeding ``(at, square, old, new)`` events."""
+    bursts = Bursts(0.04)
+    found = []
+    for at, square, old, new in events:
+        before = None if old is None else P(old)
+        after = None if new is None else P(new)
+        if bursts.feed(square, before, after, at):
+            found.append(at)
+    return found
+
+
+def test_five_pieces_off_within_60_ms_are_one_knock() -> None:
+    off = [(chess.A2, "P"), (chess.B1, "N"), (chess.C2, "P"), (chess.D2, "P"), (chess.E2, "P")]
+    events = [(i * 0.015, sq, piece, None) for i, (sq, piece) in enumerate(off)]
+    assert knocks(events) == [0.015]  # found once, at the second piece: the burst goes on
+
+
+def test_two_pieces_of_one_colour_in_one_scan_are_a_knock() -> None:
+    assert knocks([(0.0, chess.B1, "N", None), (0.01, chess.G1, "N", None)]) == [0.01]
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ((chess.H1, "R"), (chess.E1, "K")),  # castling: king and rook together
+        ((chess.E5, "P"), (chess.F5, "p")),  # en passant: the pawn and its victim
+        ((chess.D5, "p"), (chess.E4, "P")),  # a capture: the victim and the capturer
+    ],
+)
+def test_two_pieces_one_move_lifts_together_are_no_knock(
+    first: tuple[chess.Square, str], second: tuple[chess.Square, str]
+) -> None:
+    assert knocks([(0.0, first[0], first[1], None), (0.01, second[0], second[1], None)]) == []
+
+
+def test_quick_moves_one_after_another_are_no_knock() -> None:
+    # Moves made faster than any person, 30 ms a step: lifts of three moves chain up, but no
+    # three of them fall within one scan of each other.
+    steps = [
+        (chess.D3, "B", None),
+        (chess.C4, None, "B"),
+        (chess.G8, "n", None),
+        (chess.F6, None, "n"),
+        (chess.F3, "Q", None),
+        (chess.B3, None, "Q"),
+    ]
+    assert knocks([(i * 0.03, sq, old, new) for i, (sq, old, new) in enumerate(steps)]) == []
+
+
+def test_time_running_backwards_is_a_new_burst() -> None:
+    events = [(10.0, chess.A2, "P", None), (9.99, chess.B2, "P", None)]
+    assert knocks(events) == []
+
+
+def test_a_slide_faster_than_a_scan_is_no_knock() -> None:
+    # A bishop slid c8-d7-e6-f5, each square reported 20 ms apart: one piece, not a knock.
+    path = [chess.C8, chess.D7, chess.E6, chess.F5]
+    events: list[tuple[float, chess.Square, str | None, str | None]] = [(0.0, path[0], "b", None)]
+    for square in path[1:]:
+        events += [(0.0, square, None, "b"), (0.0, square, "b", None)]
+    assert knocks([(i * 0.02, sq, old, new) for i, (_, sq, old, new) in enumerate(events)]) == []
+
+
+def test_a_capture_and_the_next_lift_in_one_notification_are_no_knock() -> None:
+    # A Bluetooth board sends a scan's changes together: dxe5 (the victim's square emptied and
+    # filled by the capturer), and already Black's bishop lifted for the next move.
+    events: list[tuple[float, chess.Square, str | None, str | None]] = [
+        (0.0, chess.D4, "P", None),
+        (0.2, chess.E5, "p", None),
+        (0.2, chess.E5, None, "P"),
+        (0.2, chess.G4, "b", None),
+    ]
+    assert knocks(events) == []
