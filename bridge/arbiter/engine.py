@@ -227,6 +227,8 @@ class Arbiter(Irregularities):
         self._knock_at: float | None = None
         self._centre_at: float | None = None
         self._kings_central = False
+        self._suspended_touches = 0
+        """How many touches of the ply came before the suspended candidate's piece was lifted."""
 
     def feed(self, event: BoardEvent, now: float) -> list[Fact]:
         """Take one physical event; return the facts it establishes."""
@@ -440,18 +442,30 @@ class Arbiter(Irregularities):
         facts = self._knock_due(now) if self._knock_at is not None else []
         cand, suspended = self._candidate, self._suspended
         self._suspended = None
-        pending = cand if cand is not None else suspended
-        if pending is not None and not pending.revision:
-            # Whose hand: the piece put down, or else the piece lifted.
-            toucher = (piece if piece is not None else old).color  # type: ignore[union-attr]
-            opponent = toucher != self.board.turn
-            if opponent and (cand is None or square not in _squares_of(cand.move, self.board)):
-                # The opponent starts touching: the candidate had been released (4.7). When he
-                # lifted the moved piece itself first (to capture it), it was suspended.
-                self._candidate = cand = None
-                facts.extend(self._record(pending, CompletedBy.RELEASE, now))
-            elif cand is not None and piece is None and square == cand.move.to_square:
-                self._suspended = cand  # sliding on, or taken by the opponent: the next event says
+        # Whose hand: the piece put down, or else the piece lifted.
+        toucher = (piece if piece is not None else old).color  # type: ignore[union-attr]
+        opponent = toucher != self.board.turn
+        if cand is not None and not cand.revision:
+            if opponent and square not in _squares_of(cand.move, self.board):
+                # The opponent starts touching: the candidate had been released (4.7).
+                released, self._candidate = cand, None
+                facts.extend(self._record(released, CompletedBy.RELEASE, now))
+            elif piece is None and square == cand.move.to_square:
+                self._suspended = cand  # sliding on, or taken by the opponent: later events say
+                self._suspended_touches = len(self._ply.touches)
+        elif suspended is not None and opponent:
+            if piece is None:
+                # An opponent's piece lifted: his capture of the moved piece, or the mover taking
+                # a victim on his way. What is put down next tells.
+                self._suspended = suspended
+            else:
+                # The opponent puts a piece down: the pending move had been released (4.7), and
+                # the lifts since it was suspended were his.
+                touches = self._ply.touches
+                mark = self._suspended_touches
+                self._ply.touches = touches[:mark]
+                facts.extend(self._record(suspended, CompletedBy.RELEASE, now))
+                self._ply.touches = touches[mark:]
         self._set(square, piece)
         self._last_change = now
         self._still_reported = False

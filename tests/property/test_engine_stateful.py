@@ -208,6 +208,7 @@ class HumanGame(RuleBasedStateMachine):
             if piece.color == color and piece.piece_type != chess.KING and square != first.to_square
             for target in chess.SQUARES
             if after.piece_at(target) is None
+            and target != first.from_square  # the board could not tell which piece moved
             and not (piece.piece_type == chess.PAWN and chess.square_rank(target) in (0, 7))
             and not _en_passant_victim(board, first, target)
         ]

@@ -215,6 +215,16 @@ def test_the_mover_sliding_on_is_not_confirmed() -> None:
     assert kinds(facts) == []
 
 
+def test_the_mover_taking_a_victim_on_his_way_is_not_the_opponent() -> None:
+    # The rook slides on, is lifted from a3, its victim on a5 taken off, and it is put there.
+    table = Table("4k3/8/8/p7/8/8/8/R3K3 w - - 0 1")
+    slide: list[Step] = [Lift(chess.A1), Place(chess.A2, P("R")), Lift(chess.A2)]
+    slide += [Place(chess.A3, P("R")), Lift(chess.A3), Lift(chess.A5), Place(chess.A5, P("R"))]
+    facts = table.do(slide, interval=0.1) + table.press(chess.WHITE)
+    assert [m.san for m in moves(facts)] == ["Rxa5"]
+    assert kinds(facts) == []
+
+
 # -- 4. every press is judged ------------------------------------------------------------
 
 
