@@ -85,7 +85,9 @@ class Bursts:
         self.window: Final = window
         self.current: Burst | None = None
         # The last event, kept plainly: most events are alone, and need no Burst at all.
-        self._last: tuple[chess.Square, chess.Piece | None, chess.Piece | None] | None = None
+        self._last_square: chess.Square | None = None
+        self._last_old: chess.Piece | None = None
+        self._last_new: chess.Piece | None = None
         self._last_at = float("-inf")
 
     def feed(
@@ -96,15 +98,18 @@ class Bursts:
         A burst holds the events within one scan of its first event; once it is a knock, every
         event less than one scan after the one before still belongs to it (pieces falling on).
         """
-        last, self._last = self._last, (square, old, new)
-        previous_at, self._last_at = self._last_at, at
+        last, last_old, last_new = self._last_square, self._last_old, self._last_new
+        previous_at = self._last_at
+        self._last_square, self._last_old, self._last_new, self._last_at = square, old, new, at
         burst = self.current
+        if burst is None and not 0.0 <= at - previous_at < self.window:
+            return False  # the usual case: an event alone
         if burst is not None and self._close(burst.at if burst.knocked else burst.start, at):
             burst.at = at
             self._add(burst, square, old, new)
         elif last is not None and self._close(previous_at, at):
             burst = self.current = Burst(start=previous_at, at=at)
-            self._add(burst, *last)
+            self._add(burst, last, last_old, last_new)
             self._add(burst, square, old, new)
         else:
             self.current = None

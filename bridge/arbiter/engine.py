@@ -256,6 +256,8 @@ class Arbiter(Irregularities):
             due = self._unexplained + MISMATCH_AFTER
         elif self._watch_still():
             due = self._last_change + self.config.illegal_after
+        if self._knock_at is None and self._centre_at is None:
+            return due  # the usual case: nothing else to wait for
         for other in (self._knock_at, self._centre_at):
             if other is not None and (due is None or other < due):
                 due = other
@@ -442,6 +444,55 @@ class Arbiter(Irregularities):
         facts = self._knock_due(now) if self._knock_at is not None else []
         cand, suspended = self._candidate, self._suspended
         self._suspended = None
+        if cand is not None or suspended is not None:
+            facts.extend(self._pending(square, old, piece, cand, suspended, now))
+        self._set(square, piece)
+        self._last_change = now
+        self._still_reported = False
+        if self._bursts.feed(square, old, piece, now):
+            self._on_knock()
+        facts.append(self._touch(square, old, piece, now, at))
+        if self.result is not None:
+            return facts
+        facts.extend(self._evaluate(now, piece))
+        if (
+            self._kings_central
+            or (old is not None and old.piece_type == chess.KING)
+            or (piece is not None and piece.piece_type == chess.KING)
+        ):
+            self._watch_centre(now)
+        return facts
+
+    def _identify(self, square: chess.Square, occupant: Occupant) -> chess.Piece:
+        """The piece on ``square`` (player's frame): as sensed, or inferred if unknown.
+
+        A board that senses only occupancy cannot say which piece was put down. The piece is
+        the one in hand: the last piece lifted this ply whose square is still empty, the side to
+        move's first; with none in hand, the piece the game has there.
+        """
+        if isinstance(occupant, chess.Piece):
+            return occupant
+        in_hand = [
+            piece for sq, (piece, _) in self._ply.lifted.items() if self._physical[sq] is None
+        ]
+        for piece in reversed(in_hand):
+            if piece.color == self.board.turn:
+                return piece
+        if in_hand:
+            return in_hand[-1]
+        return self._game[square] or chess.Piece(chess.PAWN, self.board.turn)
+
+    def _pending(
+        self,
+        square: chess.Square,
+        old: chess.Piece | None,
+        piece: chess.Piece | None,
+        cand: Candidate | None,
+        suspended: Candidate | None,
+        now: float,
+    ) -> list[Fact]:
+        """A sensor event while a move is pending: does it show that move released (4.7)?"""
+        facts: list[Fact] = []
         # Whose hand: the piece put down, or else the piece lifted.
         toucher = (piece if piece is not None else old).color  # type: ignore[union-attr]
         opponent = toucher != self.board.turn
@@ -466,37 +517,7 @@ class Arbiter(Irregularities):
                 self._ply.touches = touches[:mark]
                 facts.extend(self._record(suspended, CompletedBy.RELEASE, now))
                 self._ply.touches = touches[mark:]
-        self._set(square, piece)
-        self._last_change = now
-        self._still_reported = False
-        if self._bursts.feed(square, old, piece, now):
-            self._on_knock()
-        facts.append(self._touch(square, old, piece, now, at))
-        if self.result is not None:
-            return facts
-        facts.extend(self._evaluate(now, piece))
-        if self._kings_central or _is_king(old) or _is_king(piece):
-            self._watch_centre(now)
         return facts
-
-    def _identify(self, square: chess.Square, occupant: Occupant) -> chess.Piece:
-        """The piece on ``square`` (player's frame): as sensed, or inferred if unknown.
-
-        A board that senses only occupancy cannot say which piece was put down. The piece is
-        the one in hand: the last piece lifted this ply whose square is still empty, the side to
-        move's first; with none in hand, the piece the game has there.
-        """
-        if isinstance(occupant, chess.Piece):
-            return occupant
-        in_hand = [
-            piece for sq, (piece, _) in self._ply.lifted.items() if self._physical[sq] is None
-        ]
-        for piece in reversed(in_hand):
-            if piece.color == self.board.turn:
-                return piece
-        if in_hand:
-            return in_hand[-1]
-        return self._game[square] or chess.Piece(chess.PAWN, self.board.turn)
 
     def _on_snapshot(self, event: BoardSnapshot, now: float) -> list[Fact]:
         sensed = list(event.squares)
@@ -639,7 +660,7 @@ class Arbiter(Irregularities):
         irregular = self._irregular
         if irregular is not None and piece.color == irregular.offender != self.board.turn:
             return f"{name} lifted by the player who must re-establish the position"
-        if self._bursts.knocking(now):
+        if self._bursts.current is not None and self._bursts.knocking(now):
             return f"{_name(piece)} knocked off its square with others in one scan: not a touch"
         self._ply.touches.append(judge.Touch(square=square, piece=piece, at=now))
         if piece.color == self.board.turn:
@@ -664,7 +685,7 @@ class Arbiter(Irregularities):
                 f"{_name(new)} put back on its square: an adjustment, legal only if j'adoube "
                 f"was announced (Art. {self.edition.adjust})"
             )
-        if self._is_new_promotion_piece(square, new):
+        if chess.square_rank(square) in (0, 7) and self._is_new_promotion_piece(square, new):
             self._ply.promoted[square] = new.piece_type
         return meaning
 
@@ -930,7 +951,7 @@ class Arbiter(Irregularities):
     def _on_clock(self, reading: ClockReading, now: float) -> list[Fact]:
         prev = self._clock
         self._clock = reading
-        facts = self._knock_due(now)
+        facts = self._knock_due(now) if self._knock_at is not None else []
         if not reading.connected:
             if prev is not None and prev.connected:
                 facts.append(ClockChanged(state="disconnected", clock=None, at=reading.at))

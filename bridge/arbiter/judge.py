@@ -395,7 +395,10 @@ def ending_after_move(board: chess.Board, edition: Edition) -> Ending | None:
             winner = "0-1" if board.turn == chess.WHITE else "1-0"
             return Ending(result=winner, reason="checkmate", article=edition.checkmate)
         return Ending(result="1/2-1/2", reason="stalemate", article=edition.stalemate)
-    if board.is_insufficient_material() or dead.is_blockade(board):
+    if board.is_insufficient_material() or (
+        # Only kings, pawns and bishops can make a blockade: skip the call otherwise.
+        not (board.knights | board.rooks | board.queens) and dead.is_blockade(board)
+    ):
         return Ending(result="1/2-1/2", reason="dead position", article=edition.dead_position)
     if edition.seventy_five and board.halfmove_clock >= 150:
         return Ending(result="1/2-1/2", reason="75 moves", article=edition.seventy_five)
