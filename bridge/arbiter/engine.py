@@ -685,7 +685,7 @@ class Arbiter(Irregularities):
                 f"{_name(new)} put back on its square: an adjustment, legal only if j'adoube "
                 f"was announced (Art. {self.edition.adjust})"
             )
-        if chess.square_rank(square) in (0, 7) and self._is_new_promotion_piece(square, new):
+        if (square < 8 or square >= 56) and self._is_new_promotion_piece(square, new):
             self._ply.promoted[square] = new.piece_type
         return meaning
 
@@ -916,18 +916,22 @@ class Arbiter(Irregularities):
                 castling = board.is_castling(move)
                 found.append(alerts.revision(edition, first, move, color, ply, castling=castling))
             return [self._raise(alert, now) for alert in found if alert is not None]
+        raised: list[AlertRaised] = []
         touches = self._ply.touches
         breach = judge.touch_breach(board, move, touches, edition, self.config.same_scan)
         if breach is not None:
-            found.append(alerts.touch_breach(breach, move, color, ply))
-        chosen = self._ply.promoted.get(move.to_square)
-        if move.promotion and chosen is not None and chosen != move.promotion:
-            found.append(alerts.promotion_changed(edition, move, chosen, color, ply))
+            raised.append(self._raise(alerts.touch_breach(breach, move, color, ply), now))
+        if move.promotion:
+            chosen = self._ply.promoted.get(move.to_square)
+            if chosen is not None and chosen != move.promotion:
+                alert = alerts.promotion_changed(edition, move, chosen, color, ply)
+                if alert is not None:
+                    raised.append(self._raise(alert, now))
         late = self._awaiting_press
         if late is not None and late != color:
             self._unpressed = late
-            found.append(alerts.clock_not_pressed(edition, late, ply - 1))
-        return [self._raise(alert, now) for alert in found if alert is not None]
+            raised.append(self._raise(alerts.clock_not_pressed(edition, late, ply - 1), now))
+        return raised
 
     def _watch_still(self) -> bool:
         """A clockless board with an unexplained position: judge it when left still."""

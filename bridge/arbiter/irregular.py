@@ -151,11 +151,11 @@ class Irregularities:
         if cand is not None and by == self._mover(cand):
             self._candidate = None
             facts = self._record(cand, CompletedBy.CLOCK, now)
-            return facts + self._after_own_move(by, now)
+            return facts + self._after_own_move(by, now) if self._diff else facts
         if by == self._awaiting_press:
             self._awaiting_press = None
             self._completed = True
-            return self._after_own_move(by, now)
+            return self._after_own_move(by, now) if self._diff else []
         if by == self._unpressed:
             self._unpressed = None  # his late press, after the opponent had moved (6.2.1)
             return []
