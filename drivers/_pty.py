@@ -1,5 +1,6 @@
 """A board's USB serial port, played by a pseudo-terminal: the service every serial emulator
-shares (the *Service* of pyatv's fake devices).
+shares (the *Service* of pyatv's fake devices), and :class:`PtyBoard`, the cable's lifecycle
+around it (start, stop, plug, unplug) that every serial emulator shares too.
 
 The host opens :attr:`PtyDevice.path` with pyserial exactly as it would open a real board: a
 stable symlink, re-pointed at a new pty each time the cable is plugged back in (real ttyACM
@@ -18,7 +19,8 @@ import tempfile
 import time
 import tty
 from collections.abc import Callable
-from typing import Final
+from types import TracebackType
+from typing import Final, Self
 
 READ_SIZE: Final = 4096
 MAX_PENDING: Final = 1 << 20
@@ -168,3 +170,78 @@ class PtyDevice:
                 self._loop.add_writer(self._master, self._flush)
             else:
                 self._loop.remove_writer(self._master)
+
+
+class PtyBoard:
+    """An emulated serial board on a :class:`PtyDevice`; subclass it with the board's protocol.
+
+    This is the cable: :meth:`start`/:meth:`stop` (or ``async with``), :meth:`unplug` and
+    :meth:`plug`. What the board does when the cable goes in or out is its family's, in the hooks
+    :meth:`_plugged_in`, :meth:`_plugged_back` and :meth:`_pulled_out`; what it does with the
+    host's bytes, in :meth:`_on_host_bytes`.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._port = PtyDevice(name, self._on_host_bytes)
+
+    async def start(self) -> None:
+        """Create the pty and the stable symlink :attr:`path`; the board is plugged in."""
+        await self._port.start()
+        self._plugged_in()
+
+    async def stop(self) -> None:
+        """Close the pty and remove the symlink and its directory."""
+        self._pulled_out()
+        await self._port.stop()
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    @property
+    def address(self) -> str:
+        """The pty path: the board URI is ``{scheme}:{address}``."""
+        return self._port.path
+
+    @property
+    def path(self) -> str:
+        """Stable device path (a symlink re-pointed on every plug) for the host to open."""
+        return self._port.path
+
+    @property
+    def is_plugged(self) -> bool:
+        """True while the pty exists."""
+        return self._port.is_plugged
+
+    async def unplug(self) -> None:
+        """Pull the cable: the pty closes, the host's reads fail and :attr:`path` disappears."""
+        self._pulled_out()
+        self._port.unplug()
+
+    async def plug(self) -> None:
+        """Plug the cable back in, on a new pty (nothing if it is in)."""
+        if not self._port.is_plugged:
+            self._port.plug()
+            self._plugged_back()
+
+    def _plugged_in(self) -> None:
+        """The board has just been started (plugged in the first time); nothing by default."""
+
+    def _plugged_back(self) -> None:
+        """The cable has just been plugged back in; by default, as when first plugged in."""
+        self._plugged_in()
+
+    def _pulled_out(self) -> None:
+        """The cable is about to be pulled (or the emulator stopped); nothing by default."""
+
+    def _on_host_bytes(self, data: bytes, now: float) -> None:
+        """What the board does with bytes the host wrote (read at monotonic time ``now``)."""
+        raise NotImplementedError

@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import random
-from types import TracebackType
-from typing import Final, Self
+from typing import Final
 
 import chess
 
-from drivers._pty import PtyDevice
+from drivers._pty import PtyBoard
 
 # --- §5: the line, the tags, the LEDs ------------------------------------------------------------
 _EMPTY_TAG: Final = (0, 0, 0, 0, 0)
@@ -43,7 +42,7 @@ def _index(square: chess.Square) -> int:
     return (7 - chess.square_rank(square)) * 8 + chess.square_file(square)
 
 
-class CertaboEmulator:
+class CertaboEmulator(PtyBoard):
     """A Certabo board on a pty; squares are names in the players' frame.
 
     Satisfies :class:`drivers.emulation.EmulatedBoard` (``certabo:`` + :attr:`address`).
@@ -80,58 +79,22 @@ class CertaboEmulator:
         self._partial = b""
         self._partial_since = 0.0
         self._ticker: asyncio.TimerHandle | None = None
-        self._port = PtyDevice("certabo", self._on_host_bytes)
+        super().__init__("certabo")
 
-    # --- lifecycle ------------------------------------------------------------------------------
+    # --- the cable (drivers._pty.PtyBoard) -----------------------------------------------------
 
-    async def start(self) -> None:
-        """Create the pty and the stable symlink :attr:`path`; the board is plugged in."""
-        await self._port.start()
+    def _plugged_in(self) -> None:
+        """The lines start."""
         self._tick()
 
-    async def stop(self) -> None:
-        """Close the pty and remove the symlink and its directory."""
+    def _plugged_back(self) -> None:
+        """The lines start again, LEDs off."""
+        self.leds = bytes(_LED_FRAME)
+        self._tick()
+
+    def _pulled_out(self) -> None:
+        """The lines stop; the host's reads fail."""
         self._stop_ticking()
-        await self._port.stop()
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
-
-    @property
-    def address(self) -> str:
-        """The pty path: the board URI is ``certabo:{address}``."""
-        return self._port.path
-
-    @property
-    def path(self) -> str:
-        """Stable device path (a symlink re-pointed on every plug) for the host to open."""
-        return self._port.path
-
-    @property
-    def is_plugged(self) -> bool:
-        """True while the pty exists."""
-        return self._port.is_plugged
-
-    async def unplug(self) -> None:
-        """Pull the cable: the lines stop; the host's reads fail."""
-        self._stop_ticking()
-        self._port.unplug()
-
-    async def plug(self) -> None:
-        """Plug back in on a new pty: the lines start again (LEDs off)."""
-        if not self._port.is_plugged:
-            self._port.plug()
-            self.leds = bytes(_LED_FRAME)
-            self._tick()
 
     # --- physical use cases ---------------------------------------------------------------------
 

@@ -26,12 +26,11 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import TracebackType
-from typing import Final, Literal, Self
+from typing import Final, Literal
 
 import chess
 
-from drivers._pty import PtyDevice
+from drivers._pty import PtyBoard
 
 Side = Literal["left", "right"]
 Mode = Literal["bus", "idle", "update_board", "update", "update_nice"]
@@ -314,7 +313,7 @@ class _CommandSplitter:
         return 2 if size > _MAX_SIZE_BYTE else 2 + size  # oversized: dropped as a unit
 
 
-class DgtEmulator:
+class DgtEmulator(PtyBoard):
     """A DGT e-board (+ DGT 3000 clock) on a pty; squares are names in the player's frame.
 
     Satisfies :class:`drivers.emulation.EmulatedBoard` (``dgt:`` + :attr:`address`).
@@ -363,7 +362,7 @@ class DgtEmulator:
         codes = _codes_for(board_fen)
         self._codes = bytearray(codes[::-1] if rotated else codes)
         self._begin_tagged: bytes | None = None
-        self._port = PtyDevice("dgt", self._on_host_bytes)
+        super().__init__("dgt")
         self._splitter = _CommandSplitter()
         self._tick_handle: asyncio.TimerHandle | None = None
         self._last_bwtime: bytes | None = None
@@ -371,38 +370,18 @@ class DgtEmulator:
         self._handlers = self._command_table()
         self._power_up(time.monotonic())
 
-    # --- lifecycle ------------------------------------------------------------------------------
+    # --- the cable (drivers._pty.PtyBoard) -----------------------------------------------------
 
-    async def start(self) -> None:
-        """Create the pty and the stable symlink :attr:`path`; the board is plugged in."""
-        await self._port.start()
+    def _plugged_back(self) -> None:
+        """The board restarts in bus mode on its new pty: the host must set it up again."""
+        self._mode = "bus"
+        self._splitter.reset()
 
-    async def stop(self) -> None:
-        """Close the pty and remove the symlink and its directory."""
+    def _pulled_out(self) -> None:
+        """The clock's time reports stop; the host's reads fail."""
         self._cancel_tick()
-        await self._port.stop()
 
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
-
-    @property
-    def address(self) -> str:
-        """The pty path: the board URI is ``dgt:{address}``."""
-        return self.path
-
-    @property
-    def path(self) -> str:
-        """Stable device path (a symlink re-pointed on every plug) for the host to open."""
-        return self._port.path
+    # --- the port and the board's state, as tests observe them ----------------------------------
 
     @property
     def on_write(self) -> Callable[[bytes, float], None] | None:
@@ -432,23 +411,6 @@ class DgtEmulator:
     def is_started(self) -> bool:
         """True between :meth:`start` and :meth:`stop`."""
         return self._port.is_started
-
-    @property
-    def is_plugged(self) -> bool:
-        """True while the pty exists."""
-        return self._port.is_plugged
-
-    async def unplug(self) -> None:
-        """Pull the cable: the pty closes, the host's reads fail and :attr:`path` disappears."""
-        self._cancel_tick()
-        self._port.unplug()
-
-    async def plug(self) -> None:
-        """Plug back in on a new pty; the board restarts in bus mode, the host must set it up."""
-        if not self._port.is_plugged:
-            self._mode = "bus"
-            self._splitter.reset()
-        self._port.plug()
 
     # --- physical use cases ---------------------------------------------------------------------
 

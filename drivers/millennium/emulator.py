@@ -22,12 +22,11 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from types import TracebackType
-from typing import Final, Self
+from typing import Final
 
 import chess
 
-from drivers._pty import PtyDevice
+from drivers._pty import PtyBoard
 
 # --- §4: characters, block check, commands -----------------------------------------------------
 _PARITY: Final = 0x80
@@ -101,7 +100,7 @@ class _Scanner:
     reported: str = ""
 
 
-class MillenniumEmulator:
+class MillenniumEmulator(PtyBoard):
     """A Millennium board on a pty; squares are names in the players' frame.
 
     Satisfies :class:`drivers.emulation.EmulatedBoard` (``millennium:`` + :attr:`address`).
@@ -144,57 +143,17 @@ class MillenniumEmulator:
         self._booting_until = 0.0
         self._scanner = _Scanner()
         self._scan_handle: asyncio.TimerHandle | None = None
-        self._port = PtyDevice("millennium", self._on_host_bytes)
+        super().__init__("millennium")
 
-    # --- lifecycle ------------------------------------------------------------------------------
+    # --- the cable (drivers._pty.PtyBoard) -----------------------------------------------------
 
-    async def start(self) -> None:
-        """Create the pty and the stable symlink :attr:`path`; the board is plugged in."""
-        await self._port.start()
+    def _plugged_in(self) -> None:
+        """The board powers up (after a power cycle: E2ROM kept, LEDs off)."""
         self._power_up()
 
-    async def stop(self) -> None:
-        """Close the pty and remove the symlink and its directory."""
+    def _pulled_out(self) -> None:
+        """The board loses power; the host's reads fail."""
         self._stop_scanning()
-        await self._port.stop()
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.stop()
-
-    @property
-    def address(self) -> str:
-        """The pty path: the board URI is ``millennium:{address}``."""
-        return self._port.path
-
-    @property
-    def path(self) -> str:
-        """Stable device path (a symlink re-pointed on every plug) for the host to open."""
-        return self._port.path
-
-    @property
-    def is_plugged(self) -> bool:
-        """True while the pty exists."""
-        return self._port.is_plugged
-
-    async def unplug(self) -> None:
-        """Pull the cable: the board loses power; the host's reads fail."""
-        self._stop_scanning()
-        self._port.unplug()
-
-    async def plug(self) -> None:
-        """Plug back in: the board powers up on a new pty (E2ROM kept, LEDs off)."""
-        if not self._port.is_plugged:
-            self._port.plug()
-            self._power_up()
 
     # --- physical use cases ---------------------------------------------------------------------
 
