@@ -3,9 +3,10 @@
 :class:`RadioBoard` is the part of an emulator that is not its family's protocol: being put on
 a radio (its own, or one shared with other boards), switched off and on, connected to one host
 at a time, notifying values cut to the connection's MTU as a real board must, and holding the
-pieces a person put on it, by square, in the player's frame or turned round. Each family's
-emulator adds its GATT services, what it does with a host's writes, and how it reports a lift
-or a place, from its own protocol tables.
+pieces a person put on it, by square, in the player's frame or turned round, as the hands of
+:class:`drivers.emulation.EmulatedBoard` lift and place them. Each family's emulator adds its
+GATT services, what it does with a host's writes, and how it reports a lift or a place
+(:meth:`RadioBoard.on_square_changed`), from its own protocol tables.
 """
 
 from __future__ import annotations
@@ -13,11 +14,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from types import TracebackType
-from typing import Self
+from typing import Final, Self
 
 import chess
 
 from drivers.ble.radio import Advertisement, Central, Service, VirtualRadio
+
+_PIECES: Final = frozenset("KQRBNPkqrbnp")
+"""The FEN letters a hand may put down."""
 
 
 class RadioBoard:
@@ -82,6 +86,29 @@ class RadioBoard:
         """The pieces standing on the board, by square name (player's frame)."""
         return {chess.square_name(self.frame(sq)): piece for sq, piece in self.pieces.items()}
 
+    async def lift(self, square: str) -> str | None:
+        """Take the piece off ``square``; returns its letter (``None``: the square was empty)."""
+        sq = self.square(square)
+        piece = self.pieces.pop(sq, None)
+        if piece is not None:
+            self.on_square_changed(sq)
+        await asyncio.sleep(0)
+        return piece
+
+    async def place(self, square: str, piece: str) -> None:
+        """Put ``piece`` (a FEN letter) on ``square``; the board reports it if that changed it."""
+        if piece not in _PIECES:
+            raise ValueError(f"unknown piece symbol: {piece!r}")
+        sq = self.square(square)
+        if self.pieces.get(sq) != piece:
+            self.pieces[sq] = piece
+            self.on_square_changed(sq)
+        await asyncio.sleep(0)
+
+    async def press(self, side: str) -> None:
+        """No Bluetooth LE family has a clock: nothing happens."""
+        await asyncio.sleep(0)
+
     async def power_off(self) -> None:
         """Switch the board off: the host's connection drops and it stops advertising."""
         self.radio.power(self._address, on=False)
@@ -111,6 +138,11 @@ class RadioBoard:
 
     def on_write(self, uuid: str, value: bytes) -> None:
         """What the board does with a host's write: the family's."""
+        raise NotImplementedError
+
+    def on_square_changed(self, square: chess.Square) -> None:
+        """What the board reports when a hand changed ``square`` (the board's own frame; see
+        :attr:`pieces`): the family's."""
         raise NotImplementedError
 
     def notify(self, uuid: str, value: bytes) -> None:

@@ -13,7 +13,6 @@ incomplete").
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Sequence
 from typing import Final
@@ -88,30 +87,6 @@ class ChessnutEmulator(RadioBoard):
         self.written: list[bytes] = []
         """Every command the host wrote, in order."""
 
-    # -- EmulatedBoard ----------------------------------------------------------------------------
-
-    async def lift(self, square: str) -> str | None:
-        """Take the piece off ``square``; the board reports its new position."""
-        piece = self.pieces.pop(self.square(square), None)
-        if piece is not None:
-            self._report()
-        await asyncio.sleep(0)
-        return piece
-
-    async def place(self, square: str, piece: str) -> None:
-        """Put ``piece`` (a FEN letter) on ``square``; the board reports its new position."""
-        if piece not in _NIBBLES:
-            raise ValueError(f"unknown piece symbol: {piece!r}")
-        sq = self.square(square)
-        if self.pieces.get(sq) != piece:
-            self.pieces[sq] = piece
-            self._report()
-        await asyncio.sleep(0)
-
-    async def press(self, side: str) -> None:
-        """A Chessnut board has no clock: nothing happens."""
-        await asyncio.sleep(0)
-
     # -- Peripheral (what the radio sees) ---------------------------------------------------------
 
     @property
@@ -156,6 +131,10 @@ class ChessnutEmulator(RadioBoard):
             self.notify(_OP_NOTIFY, bytes([_ANSWER_BATTERY, 2, level, int(self.charging)]))
 
     # -- the board's reports ----------------------------------------------------------------------
+
+    def on_square_changed(self, square: chess.Square) -> None:
+        """The board reports its whole position again."""
+        self._report()
 
     def _report(self) -> None:
         if self._reporting:

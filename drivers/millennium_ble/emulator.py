@@ -34,7 +34,6 @@ _COMMAND_LENGTHS: Final[dict[str, int]] = {
     "S": 3, "V": 3, "X": 3, "T": 3, "W": 7, "R": 5, "L": 1 + 2 + 81 * 2 + 2,
 }  # fmt: skip
 _EMPTY: Final = "."
-_PIECES: Final = frozenset("KQRBNPkqrbnp")
 
 # --- §4 E2ROM
 _E2_SCAN_TIME: Final = 0x01  # 2.048 ms units, minimum 15 (less: 20)
@@ -137,30 +136,6 @@ class MillenniumBleEmulator(RadioBoard):
             if all(self.leds[i] for i in _corners(sq))
         )
 
-    # -- EmulatedBoard ----------------------------------------------------------------------------
-
-    async def lift(self, square: str) -> str | None:
-        """Take the piece off ``square``."""
-        piece = self.pieces.pop(self.square(square), None)
-        if piece is not None:
-            self._changed()
-        await asyncio.sleep(0)
-        return piece
-
-    async def place(self, square: str, piece: str) -> None:
-        """Put ``piece`` (a FEN letter) on ``square``."""
-        if piece not in _PIECES:
-            raise ValueError(f"unknown piece symbol: {piece!r}")
-        sq = self.square(square)
-        if self.pieces.get(sq) != piece:
-            self.pieces[sq] = piece
-            self._changed()
-        await asyncio.sleep(0)
-
-    async def press(self, side: str) -> None:
-        """A Millennium board has no clock: nothing happens."""
-        await asyncio.sleep(0)
-
     # -- Peripheral -----------------------------------------------------------------------------
 
     @property
@@ -240,7 +215,8 @@ class MillenniumBleEmulator(RadioBoard):
             chars[_status_index(sq)] = piece
         return _message("s" + "".join(chars))
 
-    def _changed(self) -> None:
+    def on_square_changed(self, square: chess.Square) -> None:
+        """In a report-on-change mode, the board reports its status."""
         if self.e2rom.get(_E2_AUTO_REPORTS, 0) >= 3:
             self.notify(_NOTIFY, self._status())
 

@@ -99,15 +99,6 @@ class PegasusEmulator(RadioBoard):
 
     # -- EmulatedBoard ----------------------------------------------------------------------------
 
-    async def lift(self, square: str) -> str | None:
-        """Take the piece off ``square``; the board reports the square empty."""
-        sq = self.square(square)
-        piece = self.pieces.pop(sq, None)
-        if piece is not None:
-            self._field(sq, _EMPTY)
-        await asyncio.sleep(0)
-        return piece
-
     async def place(self, square: str, piece: str) -> None:
         """Put ``piece`` on ``square``; the board reports the square taken (not which piece)."""
         chess.Piece.from_symbol(piece)  # a FEN letter, or ValueError
@@ -118,10 +109,6 @@ class PegasusEmulator(RadioBoard):
             # A hand that replaces a piece lifts it first: the square reads empty for a moment.
             self._field(sq, _EMPTY)
         self._field(sq, _OCCUPIED)
-        await asyncio.sleep(0)
-
-    async def press(self, side: str) -> None:
-        """A Pegasus has no clock: nothing happens."""
         await asyncio.sleep(0)
 
     # -- Peripheral ----------------------------------------------------------------------------
@@ -204,6 +191,10 @@ class PegasusEmulator(RadioBoard):
         for sq in self.pieces:
             codes[_index(sq)] = _OCCUPIED
         return bytes(codes)
+
+    def on_square_changed(self, square: chess.Square) -> None:
+        """A piece lifted: the board reports the square empty (:meth:`place` reports its own)."""
+        self._field(square, _OCCUPIED if square in self.pieces else _EMPTY)
 
     def _field(self, square: chess.Square, code: int) -> None:
         if self._updating:
