@@ -232,6 +232,15 @@ class PtyBoard:
             self._port.plug()
             self._plugged_back()
 
+    async def press(self, side: str) -> None:
+        """A board without a clock: nothing happens (a family with one overrides this)."""
+        await asyncio.sleep(0)
+
+    async def inject(self, raw: bytes) -> None:
+        """Write raw bytes to the host as they are (noise, broken messages)."""
+        self._port.send(raw)
+        await asyncio.sleep(0)
+
     def _plugged_in(self) -> None:
         """The board has just been started (plugged in the first time); nothing by default."""
 

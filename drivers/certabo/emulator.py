@@ -149,15 +149,6 @@ class CertaboEmulator(PtyBoard):
         self._squares[index] = held
         await asyncio.sleep(0)
 
-    async def press(self, side: str) -> None:
-        """A Certabo board has no clock: nothing happens."""
-        await asyncio.sleep(0)
-
-    async def inject(self, raw: bytes) -> None:
-        """Write raw bytes to the host as they are (noise, broken lines)."""
-        self._port.send(raw)
-        await asyncio.sleep(0)
-
     # --- the board's reactions ------------------------------------------------------------------
 
     def _tag(self) -> Tag:

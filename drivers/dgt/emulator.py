@@ -494,11 +494,6 @@ class DgtEmulator(PtyBoard):
         self._clock.advance(time.monotonic())
         return self._clock.running
 
-    async def inject(self, raw: bytes) -> None:
-        """Write raw bytes to the host as they are (noise, broken frames)."""
-        self._send(raw)
-        await asyncio.sleep(0)
-
     # --- the board's reactions ------------------------------------------------------------------
 
     def _power_up(self, now: float) -> None:

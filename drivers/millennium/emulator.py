@@ -194,15 +194,6 @@ class MillenniumEmulator(PtyBoard):
         self._schedule_scan()
         await asyncio.sleep(0)
 
-    async def press(self, side: str) -> None:
-        """A Millennium board has no clock: nothing happens."""
-        await asyncio.sleep(0)
-
-    async def inject(self, raw: bytes) -> None:
-        """Write raw bytes to the host as they are (noise, broken replies)."""
-        self._port.send(raw)
-        await asyncio.sleep(0)
-
     # --- the board's reactions ------------------------------------------------------------------
 
     def _power_up(self) -> None:
