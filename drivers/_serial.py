@@ -2,8 +2,9 @@
 
 Opening with one clear line when the port cannot be had, writes kept in order, reads that end
 in ``LinkLostError`` when the board goes silent or away, the identification of a board that
-has just been opened, and the probe ``chessbridge scan`` uses. The families' links
-(``drivers/*/link.py``) add only their commands and their codec.
+has just been opened, and the probe ``chessbridge scan`` uses; :class:`SerialBoardLink` is the
+link built on them. The families' links (``drivers/*/link.py``) add only their commands, their
+codec and what they keep of its events.
 """
 
 from __future__ import annotations
@@ -11,13 +12,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Sequence
-from typing import Final, Self
+from typing import Final, Generic, Protocol, Self, TypeVar
 
 import serial
 import serial_asyncio_fast
 
 from drivers.errors import BoardNotFoundError, LinkLostError, NotABoardError
-from drivers.events import BoardInfo
+from drivers.events import BoardInfo, BoardSnapshot, merge_info
+from drivers.link import Capabilities, EventCallback
 
 READ_SIZE: Final = 4096
 
@@ -143,6 +145,109 @@ class SerialPort:
         while True:
             await asyncio.sleep(every)
             await self.write(command)
+
+
+E = TypeVar("E")
+
+
+class SerialCodec(Protocol[E]):
+    """A serial family's codec: bytes in, its events out; never raises."""
+
+    def feed(self, data: bytes, at: float) -> list[E]:
+        """Decode ``data`` read at loop time ``at``."""
+        ...
+
+
+class SerialBoardLink(Capabilities, Generic[E]):
+    """One connection to a board of a serial family; ``run()`` reads until the link dies.
+
+    The :class:`~drivers.link.BoardLink` every serial family shares: the port opened and the
+    start-up written (:meth:`_open_port`), the board identified by what it says
+    (:meth:`_identify`), then read, decoded and kept alive (:meth:`run`) until it goes silent or
+    away. Each event decoded goes to :meth:`_dispatch`, where the family keeps back what is its
+    own and passes the rest to ``on_event``.
+    """
+
+    codec: SerialCodec[E]
+    """The family's codec."""
+
+    def __init__(
+        self,
+        path: str,
+        on_event: EventCallback,
+        *,
+        info: BoardInfo,
+        identify_timeout: float,
+        dead_after: float,
+        keepalive: bytes | None = None,
+        every: float = 1.0,
+    ) -> None:
+        self.path = path
+        self._on_event = on_event
+        self._info = info
+        self._identify_timeout = identify_timeout
+        self._dead_after = dead_after
+        self._keepalive = keepalive
+        self._every = every
+        self._port: SerialPort | None = None
+
+    async def run(self) -> None:
+        """Read and decode until the board goes silent or the port closes (``LinkLostError``)."""
+        port = self._port
+        assert port is not None, "open() first"
+        await port.pump(
+            self._feed, dead_after=self._dead_after, keepalive=self._keepalive, every=self._every
+        )
+
+    async def close(self) -> None:
+        """Close the port (idempotent)."""
+        if self._port is not None:
+            await self._port.close()
+
+    async def send(self, *commands: bytes) -> None:
+        """Write commands to the board, in order."""
+        if self._port is not None:
+            await self._port.write(*commands)
+
+    async def _open_port(self, *, baudrate: int, example: str, startup: Sequence[bytes]) -> None:
+        """Open the port (``example``: a right board URI, for the error) and write ``startup``."""
+        self._port = port = await SerialPort.open(self.path, baudrate=baudrate, example=example)
+        await port.write(*startup)
+
+    async def _identify(self, failure: str, *, version: bool) -> None:
+        """Read until the board has sent a whole board (and, with ``version``, its version),
+        keeping what it says of itself (:attr:`info`) and dispatching every event meanwhile.
+
+        Raises:
+            NotABoardError: not within ``identify_timeout`` seconds; ``failure`` is the message.
+            LinkLostError: the port failed meanwhile.
+        """
+        port = self._port
+        assert port is not None, "_open_port() first"
+        wanted = {"version", "board"} if version else {"board"}
+        seen: set[str] = set()
+
+        def answered(data: bytes, now: float) -> bool:
+            for event in self.codec.feed(data, now):
+                if isinstance(event, BoardInfo):
+                    if event.version is not None:
+                        seen.add("version")
+                    self._info = merge_info(self._info, event)
+                elif isinstance(event, BoardSnapshot):
+                    seen.add("board")
+                self._dispatch(event)
+            return seen.issuperset(wanted)
+
+        await port.identify(answered, within=self._identify_timeout, failure=failure)
+
+    def _feed(self, data: bytes, now: float) -> None:
+        for event in self.codec.feed(data, now):
+            self._dispatch(event)
+
+    def _dispatch(self, event: E) -> None:
+        """What the family does with an event it decoded: the family's own kept back, the rest
+        to ``on_event``."""
+        raise NotImplementedError
 
 
 async def probe(

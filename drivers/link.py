@@ -114,6 +114,38 @@ class BatteryGauge(Protocol):
         ...
 
 
+class Capabilities:
+    """A link's :attr:`info` and its optional capabilities, each ``None`` (the family lacks it):
+    a family's link subclasses this and overrides the capabilities its boards have."""
+
+    _info: BoardInfo
+
+    @property
+    def info(self) -> BoardInfo:
+        """What the board said of itself so far."""
+        return self._info
+
+    @property
+    def memory(self) -> BoardMemory | None:
+        """The board keeps no log of its changes that the host could read back."""
+        return None
+
+    @property
+    def clock(self) -> ClockControl | None:
+        """No clock the host can set is attached to the board."""
+        return None
+
+    @property
+    def leds(self) -> LedDisplay | None:
+        """The board has no square lights."""
+        return None
+
+    @property
+    def battery(self) -> BatteryGauge | None:
+        """The host cannot read the board's battery (a serial board is powered by its cable)."""
+        return None
+
+
 class BoardLink(Protocol):
     """One connection to one board.
 

@@ -47,7 +47,7 @@ from drivers import identity
 from drivers.ble.backend import VirtualRadioClient, VirtualRadioScanner
 from drivers.errors import BoardNotFoundError, LinkLostError, NotABoardError
 from drivers.events import BoardEvent, BoardInfo, BoardSnapshot, merge_info
-from drivers.link import BatteryGauge, BoardMemory, ClockControl, EventCallback, LinkSettings
+from drivers.link import BatteryGauge, Capabilities, EventCallback, LinkSettings
 
 log = logging.getLogger(__name__)
 
@@ -178,8 +178,13 @@ async def discover(settings: LinkSettings, within: float) -> list[Found]:
     ]
 
 
-class BleBoardLink:
-    """One connection to one Bluetooth LE board of ``family``; see the module docstring."""
+class BleBoardLink(Capabilities):
+    """One connection to one Bluetooth LE board of ``family``; see the module docstring.
+
+    Its :attr:`info` holds the advertised name (as the model), the RSSI, and what the board
+    reported; no Bluetooth LE family keeps a log the host can read back or has a clock the host
+    can set.
+    """
 
     def __init__(
         self,
@@ -207,21 +212,6 @@ class BleBoardLink:
         self._where = f"{family.scheme}:{address}"
 
     # -- capabilities (drivers.link) ------------------------------------------------------------
-
-    @property
-    def info(self) -> BoardInfo:
-        """The advertised name (as the model), the RSSI, and what the board reported."""
-        return self._info
-
-    @property
-    def memory(self) -> BoardMemory | None:
-        """Bluetooth LE boards keep no log the host can read back."""
-        return None
-
-    @property
-    def clock(self) -> ClockControl | None:
-        """No Bluetooth LE family has a clock the host can set."""
-        return None
 
     @property
     def leds(self) -> BleBoardLink | None:

@@ -29,19 +29,12 @@ from typing import Final
 import chess
 
 from drivers import _serial
-from drivers._serial import SerialPort
+from drivers._serial import SerialBoardLink
 from drivers.certabo import codec
 from drivers.certabo.codec import Calibrated, Calibration, CertaboCodec, CertaboEvent
 from drivers.certabo.protocol import BAUD
-from drivers.events import BoardInfo, BoardSnapshot
-from drivers.link import (
-    BatteryGauge,
-    BoardLink,
-    BoardMemory,
-    ClockControl,
-    EventCallback,
-    LinkSettings,
-)
+from drivers.events import BoardInfo
+from drivers.link import BoardLink, EventCallback, LinkSettings
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +52,7 @@ _LEARNT: dict[str, Calibration] = {}
 """Without a state directory: the tags each board path has taught, for this process."""
 
 
-class CertaboSerialLink:
+class CertaboSerialLink(SerialBoardLink[CertaboEvent]):
     """One open connection to a Certabo board; ``run()`` reads until the link dies."""
 
     def __init__(
@@ -71,14 +64,17 @@ class CertaboSerialLink:
         identify_timeout: float = 4.0,
         dead_after: float = 4.0,
     ) -> None:
-        self.path = path
-        self._on_event = on_event
+        super().__init__(
+            path,
+            on_event,
+            info=BoardInfo(at=0.0, trademark=MODEL),
+            identify_timeout=identify_timeout,
+            dead_after=dead_after,
+        )
         self._tags_file = tags_file
-        self._identify_timeout = identify_timeout
-        self._dead_after = dead_after
-        self.codec = CertaboCodec(_LEARNT.get(path) if tags_file is None else _read_tags(tags_file))
-        self._port: SerialPort | None = None
-        self._info = BoardInfo(at=0.0, trademark=MODEL)
+        self.codec: CertaboCodec = CertaboCodec(
+            _LEARNT.get(path) if tags_file is None else _read_tags(tags_file)
+        )
         self._lights = asyncio.Lock()
         self._lights_wanted = self._lights_sent = codec.leds(())
         self._lights_sent_at = -LED_GAP
@@ -91,24 +87,9 @@ class CertaboSerialLink:
         return self._info
 
     @property
-    def memory(self) -> BoardMemory | None:
-        """A Certabo board keeps no log of its changes."""
-        return None
-
-    @property
-    def clock(self) -> ClockControl | None:
-        """No clock is attached to a Certabo board."""
-        return None
-
-    @property
     def leds(self) -> CertaboSerialLink:
         """A light under each square: :meth:`show`."""
         return self
-
-    @property
-    def battery(self) -> BatteryGauge | None:
-        """Powered by its cable."""
-        return None
 
     async def show(self, squares: Collection[chess.Square]) -> None:
         """Light exactly ``squares`` (board frame): at most a frame every ``LED_GAP`` seconds,
@@ -127,41 +108,14 @@ class CertaboSerialLink:
 
     async def open(self) -> None:
         """Open the port and wait for the board's whole board; raise a ``LinkError`` if none."""
-        self._port = port = await SerialPort.open(
-            self.path, baudrate=BAUD, example="certabo:/dev/ttyUSB0"
-        )
-        await port.write(self._lights_sent)  # all off
+        lights_off = (self._lights_sent,)
+        await self._open_port(baudrate=BAUD, example="certabo:/dev/ttyUSB0", startup=lights_off)
         self._lights_sent_at = asyncio.get_running_loop().time()
-        seen: list[BoardSnapshot] = []
-
-        def answered(data: bytes, now: float) -> bool:
-            for event in self.codec.feed(data, now):
-                if isinstance(event, BoardSnapshot):
-                    seen.append(event)
-                self._dispatch(event)
-            return bool(seen)
-
-        await port.identify(
-            answered,
-            within=self._identify_timeout,
+        await self._identify(
             failure=f"{self.path} opened but no Certabo board spoke within "
             f"{self._identify_timeout:g} s (expected lines of RFID tags at 38400 baud)",
+            version=False,
         )
-
-    async def run(self) -> None:
-        """Read and decode until the board goes silent or the port closes (``LinkLostError``)."""
-        port = self._port
-        assert port is not None, "open() first"
-        await port.pump(self._feed, dead_after=self._dead_after)
-
-    async def close(self) -> None:
-        """Close the port (idempotent)."""
-        if self._port is not None:
-            await self._port.close()
-
-    def _feed(self, data: bytes, now: float) -> None:
-        for event in self.codec.feed(data, now):
-            self._dispatch(event)
 
     def _dispatch(self, event: CertaboEvent) -> None:
         if isinstance(event, Calibrated):

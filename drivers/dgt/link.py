@@ -19,20 +19,12 @@ from collections.abc import Sequence
 from typing import Final
 
 from drivers import _serial
-from drivers._serial import SerialPort
+from drivers._serial import SerialBoardLink
 from drivers.dgt import codec, memory
 from drivers.dgt import protocol as p
 from drivers.dgt.events import ClockAck, DgtEvent, StoredEnd, StoredEntry
 from drivers.events import BoardInfo, BoardSnapshot, Occupant, merge_info
-from drivers.link import (
-    BatteryGauge,
-    BoardLink,
-    ClockSetting,
-    EventCallback,
-    LedDisplay,
-    LinkSettings,
-    RecoveredStep,
-)
+from drivers.link import BoardLink, ClockSetting, EventCallback, LinkSettings, RecoveredStep
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +52,7 @@ BOARD_ANSWER: Final = 2.0
 """Seconds for the board dump asked for after the memory."""
 
 
-class DgtSerialLink:
+class DgtSerialLink(SerialBoardLink[DgtEvent]):
     """One open connection to a DGT board; ``run()`` reads until the link dies."""
 
     def __init__(
@@ -72,25 +64,22 @@ class DgtSerialLink:
         keepalive: float = 1.0,
         dead_after: float = 4.0,
     ) -> None:
-        self.path = path
-        self._on_event = on_event
-        self._identify_timeout = identify_timeout
-        self._keepalive = keepalive
-        self._dead_after = dead_after
-        self.codec = codec.DgtCodec()
-        self._port: SerialPort | None = None
-        self._info = BoardInfo(at=0.0)
+        super().__init__(
+            path,
+            on_event,
+            info=BoardInfo(at=0.0),
+            identify_timeout=identify_timeout,
+            dead_after=dead_after,
+            keepalive=codec.serial_number(),
+            every=keepalive,
+        )
+        self.codec: codec.DgtCodec = codec.DgtCodec()
         self._stored: list[DgtEvent] | None = None
         self._memory_begun = asyncio.Event()
         self._memory_ended = asyncio.Event()
         self._board_read = asyncio.Event()
 
     # -- capabilities (drivers.link) ------------------------------------------------------------
-
-    @property
-    def info(self) -> BoardInfo:
-        """What the board said of itself during ``open()``."""
-        return self._info
 
     @property
     def memory(self) -> DgtSerialLink:
@@ -101,16 +90,6 @@ class DgtSerialLink:
     def clock(self) -> DgtSerialLink:
         """The DGT 3000 behind the board: :meth:`set_clock`."""
         return self
-
-    @property
-    def leds(self) -> LedDisplay | None:
-        """A DGT serial board has no square lights."""
-        return None
-
-    @property
-    def battery(self) -> BatteryGauge | None:
-        """A DGT serial board is powered by its cable."""
-        return None
 
     async def recall(self, last_seen: Sequence[Occupant | None]) -> list[RecoveredStep] | None:
         """Ask for the board's memory (EE_MOVES) and read what was done since ``last_seen``.
@@ -174,55 +153,16 @@ class DgtSerialLink:
 
     async def open(self) -> None:
         """Open the port and check that a DGT board answers; raise a ``LinkError`` if not."""
-        self._port = port = await SerialPort.open(
-            self.path, baudrate=BAUD, example="dgt:/dev/ttyACM0"
-        )
-        await port.write(*STARTUP)
-        seen: set[str] = set()
-
-        def answered(data: bytes, now: float) -> bool:
-            for event in self.codec.feed(data, now):
-                if isinstance(event, BoardInfo):
-                    if event.version is not None:
-                        seen.add("version")
-                    self._info = merge_info(self._info, event)
-                elif isinstance(event, BoardSnapshot):
-                    seen.add("board")
-                self._dispatch(event)
-            return seen == {"version", "board"}
-
-        await port.identify(
-            answered,
-            within=self._identify_timeout,
+        await self._open_port(baudrate=BAUD, example="dgt:/dev/ttyACM0", startup=STARTUP)
+        await self._identify(
             failure=f"{self.path} opened but no DGT board answered within "
             f"{self._identify_timeout:g} s (expected a DGT e-board speaking the DGT serial "
             "protocol at 9600 baud)",
+            version=True,
         )
-
-    async def send(self, *commands: bytes) -> None:
-        """Write commands to the board, in order."""
-        if self._port is not None:
-            await self._port.write(*commands)
-
-    async def run(self) -> None:
-        """Read and decode until the board goes silent or the port closes (``LinkLostError``)."""
-        port = self._port
-        assert port is not None, "open() first"
-        await port.pump(
-            self._feed,
-            dead_after=self._dead_after,
-            keepalive=codec.serial_number(),
-            every=self._keepalive,
-        )
-
-    async def close(self) -> None:
-        """Close the port (idempotent)."""
-        if self._port is not None:
-            await self._port.close()
 
     def _feed(self, data: bytes, now: float) -> None:
-        for event in self.codec.feed(data, now):
-            self._dispatch(event)
+        super()._feed(data, now)
         if self._stored is not None and self.codec.receiving == p.MSG_EE_MOVES:
             self._memory_begun.set()  # a full memory takes seconds to arrive
 

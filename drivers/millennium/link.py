@@ -20,16 +20,9 @@ from typing import Final
 import chess
 
 from drivers import _serial
-from drivers._serial import SerialPort
-from drivers.events import BoardInfo, BoardSnapshot, merge_info
-from drivers.link import (
-    BatteryGauge,
-    BoardLink,
-    BoardMemory,
-    ClockControl,
-    EventCallback,
-    LinkSettings,
-)
+from drivers._serial import SerialBoardLink
+from drivers.events import BoardInfo, merge_info
+from drivers.link import BoardLink, EventCallback, LinkSettings
 from drivers.millennium import codec
 from drivers.millennium.codec import Acknowledged, MillenniumCodec, MillenniumEvent
 from drivers.millennium.protocol import BAUD
@@ -40,7 +33,7 @@ MODEL: Final = "Millennium ChessLink"
 """What the board is called in its ``board`` topic (it does not name itself)."""
 
 
-class MillenniumSerialLink:
+class MillenniumSerialLink(SerialBoardLink[MillenniumEvent]):
     """One open connection to a Millennium board; ``run()`` reads until the link dies."""
 
     def __init__(
@@ -52,41 +45,23 @@ class MillenniumSerialLink:
         keepalive: float = 1.0,
         dead_after: float = 4.0,
     ) -> None:
-        self.path = path
-        self._on_event = on_event
-        self._identify_timeout = identify_timeout
-        self._keepalive = keepalive
-        self._dead_after = dead_after
-        self.codec = MillenniumCodec()
-        self._port: SerialPort | None = None
-        self._info = BoardInfo(at=0.0, trademark=MODEL)
+        super().__init__(
+            path,
+            on_event,
+            info=BoardInfo(at=0.0, trademark=MODEL),
+            identify_timeout=identify_timeout,
+            dead_after=dead_after,
+            keepalive=codec.status(),
+            every=keepalive,
+        )
+        self.codec: MillenniumCodec = MillenniumCodec()
 
     # -- capabilities (drivers.link) ------------------------------------------------------------
-
-    @property
-    def info(self) -> BoardInfo:
-        """What the board said of itself during ``open()``."""
-        return self._info
-
-    @property
-    def memory(self) -> BoardMemory | None:
-        """A Millennium board keeps no log of its changes."""
-        return None
-
-    @property
-    def clock(self) -> ClockControl | None:
-        """No clock is attached to a Millennium board."""
-        return None
 
     @property
     def leds(self) -> MillenniumSerialLink:
         """The 81 corner lights: :meth:`show`."""
         return self
-
-    @property
-    def battery(self) -> BatteryGauge | None:
-        """Powered by its cable."""
-        return None
 
     async def show(self, squares: Collection[chess.Square]) -> None:
         """Light ``squares`` (board frame), every other light off.
@@ -94,59 +69,21 @@ class MillenniumSerialLink:
         The lights are on the corners: a square between two lit ones in a line shares all
         its corners with them and looks lit too (e3, for e2 and e4).
         """
-        await self._write(codec.leds(squares) if squares else codec.leds_off())
+        await self.send(codec.leds(squares) if squares else codec.leds_off())
 
     # -- the connection -----------------------------------------------------------------------
 
     async def open(self) -> None:
         """Open the port and check that a Millennium board answers; raise a ``LinkError`` if not."""
-        self._port = port = await SerialPort.open(
-            self.path, baudrate=BAUD, example="millennium:/dev/ttyUSB0"
+        await self._open_port(
+            baudrate=BAUD, example="millennium:/dev/ttyUSB0", startup=codec.setup()
         )
-        await port.write(*codec.setup())
-        seen: set[str] = set()
-
-        def answered(data: bytes, now: float) -> bool:
-            for event in self.codec.feed(data, now):
-                if isinstance(event, BoardInfo):
-                    seen.add("version")
-                    self._info = merge_info(self._info, event)
-                elif isinstance(event, BoardSnapshot):
-                    seen.add("board")
-                self._dispatch(event)
-            return seen == {"version", "board"}
-
-        await port.identify(
-            answered,
-            within=self._identify_timeout,
+        await self._identify(
             failure=f"{self.path} opened but no Millennium board answered within "
             f"{self._identify_timeout:g} s (expected a ChessLink board at 38400 baud, 7 bits, "
             "odd parity)",
+            version=True,
         )
-
-    async def run(self) -> None:
-        """Read and decode until the board goes silent or the port closes (``LinkLostError``)."""
-        port = self._port
-        assert port is not None, "open() first"
-        await port.pump(
-            self._feed,
-            dead_after=self._dead_after,
-            keepalive=codec.status(),
-            every=self._keepalive,
-        )
-
-    async def close(self) -> None:
-        """Close the port (idempotent)."""
-        if self._port is not None:
-            await self._port.close()
-
-    async def _write(self, *commands: bytes) -> None:
-        if self._port is not None:
-            await self._port.write(*commands)
-
-    def _feed(self, data: bytes, now: float) -> None:
-        for event in self.codec.feed(data, now):
-            self._dispatch(event)
 
     def _dispatch(self, event: MillenniumEvent) -> None:
         if isinstance(event, Acknowledged):
