@@ -115,6 +115,29 @@ class TableFeed:
         san = self.board.san(move)
         return self._move(move, san, spent, "clock", False)
 
+    def stood(self, fen: str, uci: str | None, article: str = "A.4.2", count: int = 1) -> Item:
+        """The ``illegal_move_stood`` alert the engine raises as the opponent replies.
+
+        ``fen`` is the position the illegal move ``uci`` (``None``: a press without a move) left,
+        the opponent to move. As the engine does, the game then starts again from it: the
+        snapshots' ``start_fen`` is ``fen`` and their moves are the moves since.
+        """
+        irregular = chess.Board(fen)
+        offender = payloads.color_name(not irregular.turn)
+        self.alert_ids += 1
+        data = payloads.AlertData(
+            kind="illegal_move_stood",
+            article=article,
+            ply=irregular.ply(),
+            color=offender,
+            message=f"the illegal move ({uci}) stands (Art. {article})",
+            details={"move": uci, "fen_before": self.board.fen(), "fen": fen, "count": count},
+            id=self.alert_ids,
+        )
+        self.alerts.append(data)
+        self.board, self.pushed = irregular, []
+        return "event/alert", self.envelope("alert", data)
+
     def press(self, by: Literal["white", "black"], *, spent: int = 2) -> Item:
         """The clock press of ``by`` after its move (completes the last ply)."""
         white, black = self.clock

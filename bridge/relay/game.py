@@ -13,17 +13,27 @@ the arbiters' page need and a snapshot does not carry:
 - the comments where the Laws changed the course (an illegal move and its penalty, an incorrect
   claim, an arbiter's correction), and the history of alerts with who closed them;
 - the game split into *parts* where no legal move leads on: an illegal move that stood (nobody
-  claimed before the opponent moved, 1997 blitz or 2018 A.4.2) leaves a position that no legal
-  move reaches, which a PGN cannot hold and lichess refuses ("No move found"). The moves after
-  it become a new part starting from that position (``[FEN]``), linked to the first by headers
-  and comments (:mod:`bridge.relay.pgn`). An arbiter's ``set_position`` starts a part too.
+  claimed before the opponent moved: 1997 B.5 and C.3, 2018 A.4.2) leaves a position that no
+  legal move reaches, which a PGN cannot hold and lichess refuses ("No move found"). The moves
+  after it become a new part starting from that position (``[FEN]``), linked to the first by
+  headers and comments (:mod:`bridge.relay.pgn`). An arbiter's ``set_position`` starts a part
+  too.
 
-How the position after an illegal move is found, from what the table publishes: the table's
-moves are replayed from the start with python-chess; a move that is not legal where it stands
-is either the illegal move itself (its piece is the mover's: the position is the board after
-it) or the first move from the irregular position, which is then the position after that move
-(its ``fen``) with the move taken back; the squares the engine named in its ``illegal_move``
-alert tell whether the square the move captured on was touched by the illegal move.
+How the position after an illegal move is found, from what the table publishes. The table's
+``illegal_move_stood`` alert comes just before the reply that made the move stand; it gives the
+position the illegal move left (``details.fen``), the position before it (``fen_before``), the
+move (``details.move``, ``None`` for a press without a move) and who made it, and its ``ply`` is
+the ply of that position (the reply is the next one). The moves are replayed from the start with
+python-chess; the move of the ply after a known ``illegal_move_stood`` starts a new part from
+that position (moves recorded for the illegal ply are dropped from the part before: the engine
+took them back). Then the table's ``game`` snapshot restarts from that position (its
+``start_fen``): the parts already split off are kept.
+
+Without that alert (a payload lost), a move that is not legal where it stands is either the
+illegal move itself (its piece is the mover's: the position is the board after it) or the first
+move from the irregular position, which is then the position after that move (its ``fen``) with
+the move taken back; the squares the engine named in its ``illegal_move`` alert tell whether
+the square the move captured on was touched by the illegal move.
 
 :class:`Gaps` notices payloads that never came (a ``seq`` skipped for longer than
 :data:`GAP_GRACE`), so that the shell asks the table for a ``replay``.
@@ -36,7 +46,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 import chess
@@ -104,6 +114,54 @@ class Note:
     kind: str
     ply: int
     """The ply the cause belongs to (an alert's ply): an illegal move that stood drops its note."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoodMove:
+    """An illegal move that stood, as the table's ``illegal_move_stood`` alert describes it."""
+
+    fen_before: str
+    """The game's position before the illegal move."""
+    fen: str
+    """The position it left, the opponent to move: the game goes on from there."""
+    move: str | None
+    """The illegal move (UCI); ``None``: a press without a move (2018)."""
+    color: payloads.ColorName
+    article: str
+
+    @property
+    def ply(self) -> int:
+        """The ply of the illegal move."""
+        return chess.Board(self.fen_before).ply() + 1
+
+    def label(self) -> str:
+        """``4. Bc4-c5 by White``, ``3. (the clock pressed without a move) by White``."""
+        before = chess.Board(self.fen_before)
+        dots = "." if self.color == "white" else "..."
+        what = "(the clock pressed without a move)"
+        if self.move is not None:
+            what = describe_move(before, chess.Move.from_uci(self.move))
+        return f"{before.fullmove_number}{dots} {what} by {self.color.capitalize()}"
+
+
+def stood_move(alert: AlertData) -> StoodMove | None:
+    """What an ``illegal_move_stood`` alert says, or ``None`` if it does not say it all."""
+    details = alert.details
+    fen_before, fen, move = details.get("fen_before"), details.get("fen"), details.get("move")
+    if alert.kind != "illegal_move_stood" or alert.color is None:
+        return None
+    if not isinstance(fen_before, str) or not isinstance(fen, str):
+        return None
+    if move is not None and not isinstance(move, str):
+        return None
+    try:
+        chess.Board(fen_before)
+        chess.Board(fen)
+        if move is not None:
+            chess.Move.from_uci(move)
+    except ValueError:
+        return None
+    return StoodMove(fen_before, fen, move, alert.color, alert.article)
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,6 +288,7 @@ class RelayTable:
         self._notes: list[Note] = []
         self._squares: dict[int, tuple[str, ...]] = {}  # ply of an illegal move -> squares
         self._illegal_articles: dict[int, str] = {}
+        self._stood: dict[int, StoodMove] = {}  # ply of the reply -> the illegal move it let stand
         self._generation_since = 0.0
         self._generation_lead: tuple[str, ...] = ()
         self._senders: dict[str, str] = {}
@@ -346,10 +405,16 @@ class RelayTable:
             if isinstance(squares, list):
                 self._squares[data.ply] = tuple(str(s) for s in squares)
             self._illegal_articles[data.ply] = data.article
+        self._note_stood(data)
         if data.kind in NOTED_ALERTS:
             note = Note(data.ply - 1, alert_note(data), data.kind, data.ply)
             if note not in self._notes:
                 self._notes.append(note)
+
+    def _note_stood(self, alert: AlertData) -> None:
+        stood = stood_move(alert) if alert.kind == "illegal_move_stood" else None
+        if stood is not None:
+            self._stood[alert.ply + 1] = stood
 
     def _on_result(self, received: float) -> None:
         if self.result_at is None:
@@ -359,6 +424,8 @@ class RelayTable:
 
     def _on_game(self, before_start: str | None, earlier: list[Part], received: float) -> None:
         view = self.view
+        for alert in view.alerts:
+            self._note_stood(alert)  # an open alert whose event this relay did not see
         start = view.start_fen
         if before_start is not None and start is not None and not _same(before_start, start):
             self._new_generation(start, earlier, received)
@@ -397,12 +464,20 @@ class RelayTable:
             self._generation_lead = keep[continued].lead
             self._generation_since = keep[continued].since
             return
+        stood = next((s for s in self._stood.values() if _same(s.fen, start)), None)
+        self.parts = keep
+        self._generation_since = received
+        if stood is not None:  # its reply was not seen before the snapshot: the same words
+            if keep:
+                ending = stood_ending(stood.label(), stood.article, len(keep) + 1)
+                kept = tuple(m for m in keep[-1].moves if m.ply < stood.ply)  # none taken back
+                keep[-1] = replace(keep[-1], moves=kept, ending=ending)
+            self._generation_lead = (stood_lead(stood.label(), len(keep) + 1),)
+            return  # the plies go on: what is known of them is this part's
         lead = "The game continues from a position set by the arbiter"
         if keep:
             keep[-1] = _replace_ending(keep[-1], lead)
-        self.parts = keep
         self._generation_lead = (lead,)
-        self._generation_since = received
         first = chess.Board(start).ply() + 1
         for table in (self._clocks, self._fens, self._final, self._moved_at):
             for ply in [p for p in table if p >= first]:
@@ -470,13 +545,15 @@ class RelayTable:
                 return []  # no snapshot yet, and the game did not start from the usual position
             start = chess.STARTING_FEN
         try:
-            splits = split_game(start, view.moves, self._fens, self._squares)
+            splits = split_game(start, view.moves, self._fens, self._squares, self._stood)
         except ValueError:
             return []  # a start position python-chess refuses: nothing to show
         notes: dict[int, list[Note]] = {}
         for note in self._notes:
             notes.setdefault(note.after, []).append(note)
+        # The illegal moves that stood: no penalty was given, their notes are not shown.
         stood = {split.stood_ply for split in splits if split.stood_ply is not None}
+        stood.update(known.ply for known in self._stood.values())
 
         def texts(after: int) -> tuple[str, ...]:
             return tuple(note.text for note in notes.get(after, ()) if _shown(note, stood))
@@ -500,23 +577,16 @@ class RelayTable:
                 lead = self._generation_lead
                 head = texts(chess.Board(split.start_fen).ply())
             else:
-                lead = (
-                    f"Part {index + 1}: the game continues after the illegal move "
-                    f"{split.illegal}, which stood",
-                )
+                lead = (stood_lead(split.illegal or "?", len(self.parts) + index + 1),)
                 head = ()
                 opened = moves[0].final_at if moves else None
                 since = opened or self._moved_at.get(split.first_ply or 0, since)
             ending = None
             if index + 1 < len(splits):
                 following = splits[index + 1]
-                article = self._illegal_articles.get(following.stood_ply or 0)
-                ending = (
-                    f"Illegal move {following.illegal} stood"
-                    + (f" (Art. {article})" if article else "")
-                    + ": nobody claimed before the opponent moved. The game continues in part "
-                    + f"{index + 2}, from the position it left"
-                )
+                article = following.article or self._illegal_articles.get(following.stood_ply or 0)
+                number = len(self.parts) + index + 2
+                ending = stood_ending(following.illegal or "?", article, number)
             parts.append(
                 Part(
                     start_fen=split.start_fen,
@@ -562,6 +632,20 @@ def _same(fen_a: str, fen_b: str) -> bool:
 
 
 # --- the texts -------------------------------------------------------------------------------
+
+
+def stood_ending(illegal: str, article: str | None, following: int) -> str:
+    """The last comment of the part an illegal move that stood ended; ``following``: the next."""
+    cited = f" (Art. {article})" if article else ""
+    return (
+        f"Illegal move {illegal} stood{cited}: nobody claimed before the opponent moved. The "
+        f"game continues in part {following}, from the position it left"
+    )
+
+
+def stood_lead(illegal: str, part: int) -> str:
+    """The first comment of part ``part``, which an illegal move that stood began."""
+    return f"Part {part}: the game continues after the illegal move {illegal}, which stood"
 
 
 def alert_note(alert: AlertData) -> str:
@@ -630,7 +714,10 @@ class Split:
     illegal: str | None = None
     """The illegal move that stood before this part (``3. Bf1-c4 by White``)."""
     stood_ply: int | None = None
+    """The ply of that illegal move."""
     first_ply: int | None = None
+    article: str | None = None
+    """The article under which it stood, when the table said."""
 
 
 def split_game(
@@ -638,13 +725,15 @@ def split_game(
     moves: Sequence[MoveRecord],
     fens_after: Mapping[int, str],
     squares: Mapping[int, Sequence[str]],
+    stood: Mapping[int, StoodMove] | None = None,
 ) -> list[Split]:
     """The moves in parts that legal moves connect (SAN recomputed by python-chess).
 
     ``fens_after`` is the position after a ply when a ``move`` event gave it; ``squares`` are
-    the squares an ``illegal_move`` alert of a ply named. A move that cannot be placed (neither
-    legal, nor the illegal move itself, nor a move from a position that can be found) ends the
-    list: what follows waits for the table's next snapshot.
+    the squares an ``illegal_move`` alert of a ply named; ``stood`` the illegal moves that stood,
+    by the ply of the reply. A move that cannot be placed (neither legal, nor the reply to an
+    illegal move that stood, nor the illegal move itself, nor a move from a position that can be
+    found) ends the list: what follows waits for the table's next snapshot.
 
     Raises:
         ValueError: ``start_fen`` is not a position.
@@ -657,6 +746,16 @@ def split_game(
         except ValueError:
             break
         after = fens_after.get(record.ply)
+        known = None if stood is None else stood.get(record.ply)
+        if known is not None and _same(board.fen(), known.fen):
+            known = None  # already there: the table's game restarted from that position
+        resumed = None if known is None else _after_stood(known, record, move, after)
+        if known is not None and resumed is not None:
+            part, board = resumed
+            # What was recorded for the illegal ply itself was taken back (a rook moved first).
+            splits[-1].moves = [m for m in splits[-1].moves if m[0].ply < known.ply]
+            splits.append(part)
+            continue
         if board.is_legal(move) and _leads_to(board, move, after):
             splits[-1].moves.append((record, board.san(move)))
             board.push(move)
@@ -681,6 +780,25 @@ def split_game(
         part.illegal = f"{label} {what} by {mover}"
         splits.append(part)
     return splits
+
+
+def _after_stood(
+    known: StoodMove, record: MoveRecord, move: chess.Move, after: str | None
+) -> tuple[Split, chess.Board] | None:
+    """The part that the reply ``record`` to an illegal move that stood begins, and its board."""
+    board = chess.Board(known.fen)
+    if not board.is_legal(move) or not _leads_to(board, move, after):
+        return None  # not the reply (a stale alert after a correction): split as without it
+    part = Split(
+        board.fen(),
+        illegal=known.label(),
+        stood_ply=known.ply,
+        first_ply=record.ply,
+        article=known.article or None,
+    )
+    part.moves.append((record, board.san(move)))
+    board.push(move)
+    return part, board
 
 
 def _squares_near(squares: Mapping[int, Sequence[str]], ply: int) -> set[chess.Square]:

@@ -187,8 +187,9 @@ def _illegal_position() -> tuple[TableFeed, str]:
 
 
 def test_an_illegal_move_that_stood_continues_as_a_second_game_from_its_position() -> None:
-    """The engine's shape: an illegal_move alert, then moves from a position no legal move
-    reached (Black replied, so the illegal move stands)."""
+    """The engine's shape: the illegal move's alert and press, then, as Black replies, the
+    ``illegal_move_stood`` alert, the reply, its press, and a snapshot starting from the
+    position the illegal move left."""
     feed, irregular = _illegal_position()
     table = RelayTable("t1")
     feed.assign(white="A", black="B", event="Open", round="2")
@@ -202,28 +203,124 @@ def test_an_illegal_move_that_stood_continues_as_a_second_game_from_its_position
         count=1,
         penalty="1 minute extra to the opponent",
     )
-    fold(table, [alert, feed.snapshot()])
-    fold(table, [feed.move_from(irregular, "d5c4"), feed.press("black")])
+    fold(table, [alert, feed.press("white"), feed.snapshot()])
+    fold(table, [feed.stood(irregular, "f1c4", "A.4.2, B.4")])
+    fold(table, [feed.move("dxc4", completed_by="clock"), feed.press("black")])
+    black_after_reply = feed.clock[1]
+    before_snapshot = table_pgn(table, NOW, BROADCAST)
+    fold(table, [feed.snapshot()])
     text = table_pgn(table, NOW, BROADCAST)
+    assert text == before_snapshot  # the snapshot restarting from that position changes nothing
     first, second = games(text)
     assert sans(first) == ["d4", "d5", "Nf3", "Nf6"]
     assert first.headers["Result"] == "*"
     assert first.headers["Part"] == "1"
-    assert "Illegal move 3. Bf1-c4 by White stood" in said(list(first.mainline())[-1])
+    assert "Illegal move 3. Bf1-c4 by White stood (Art. A.4.2, B.4)" in said(
+        list(first.mainline())[-1]
+    )
     assert "1 minute extra" not in text  # it stood: no penalty was given
-    assert second.headers["FEN"].split()[:4] == irregular.split()[:4]
+    assert second.headers["FEN"] == irregular
     assert second.headers["SetUp"] == "1"
     assert second.headers["Part"] == "2"
     assert second.headers["Event"] == "Open (part 2)"
     assert (second.headers["White"], second.headers["Round"]) == ("A", "2")
     assert sans(second) == ["dxc4"]
-    assert "continues after the illegal move 3. Bf1-c4" in said(second)
+    assert "continues after the illegal move 3. Bf1-c4 by White" in said(second)
+    assert [node.clock() for node in second.mainline()] == [black_after_reply]
     # The next moves keep flowing into the second game.
     fold(table, [feed.move("e3"), feed.press("white"), feed.move("Be6"), feed.press("black")])
+    fold(table, [feed.snapshot()])
     assert sans(games(table_pgn(table, NOW, BROADCAST))[1]) == ["dxc4", "e3", "Be6"]
 
 
+def test_without_the_stood_alert_the_position_is_rebuilt_from_the_reply() -> None:
+    """The ``illegal_move_stood`` alert lost (a replay not come yet): the reply's position with
+    the reply taken back, and the squares of the ``illegal_move`` alert."""
+    feed, irregular = _illegal_position()
+    table = RelayTable("t1")
+    fold(table, [feed.snapshot(), *feed.play("d4 d5 Nf3 Nf6")])
+    alert = feed.alert("illegal_move", "7.5.1, A.4.2", "white", squares=["f1", "c4"], count=1)
+    fold(table, [alert, feed.snapshot()])
+    fold(table, [feed.move_from(irregular, "d5c4"), feed.press("black")])
+    first, second = games(table_pgn(table, NOW, BROADCAST))
+    assert sans(first) == ["d4", "d5", "Nf3", "Nf6"]
+    assert "Illegal move 3. Bf1-c4 by White stood (Art. 7.5.1, A.4.2)" in said(
+        list(first.mainline())[-1]
+    )
+    assert second.headers["FEN"].split()[:4] == irregular.split()[:4]
+    assert sans(second) == ["dxc4"]
+
+
+def test_a_press_without_a_move_that_stood_is_named_and_carries_no_penalty() -> None:
+    """2018 blitz: White presses without moving, Black replies; the position is the same with
+    Black to move, which no move of White's reaches."""
+    feed, table = TableFeed(), RelayTable("t1")
+    fold(table, [feed.snapshot(), *feed.play("e4 e5")])
+    penalty = "1 minute extra to the opponent"
+    fold(table, [feed.alert("illegal_move", "7.5.3", "white", count=1, penalty=penalty)])
+    fold(table, [feed.press("white"), feed.snapshot()])
+    irregular = feed.board.fen().replace(" w ", " b ")
+    fold(table, [feed.stood(irregular, None, "A.4.2, B.4")])
+    fold(table, [feed.move("d6", completed_by="clock"), feed.press("black"), feed.snapshot()])
+    fold(table, [*feed.play("d4")])
+    text = table_pgn(table, NOW, BROADCAST)
+    first, second = games(text)
+    assert sans(first) == ["e4", "e5"]
+    assert (
+        "Illegal move 2. (the clock pressed without a move) by White stood (Art. A.4.2, B.4)"
+        in said(list(first.mainline())[-1])
+    )
+    assert penalty not in text
+    assert "set by the arbiter" not in text
+    assert second.headers["FEN"] == irregular
+    assert sans(second) == ["d6", "d4"]
+    assert None not in [node.clock() for node in second.mainline()]
+
+
+def test_two_moves_in_one_turn_that_stood_are_white_s_second_move() -> None:
+    """The first move stands as a legal one; the illegal move is the second, still White's, and
+    its comment (alert ply 4, the part starting at ply 3) is not shown: it stood."""
+    feed, table = TableFeed(), RelayTable("t1")
+    fold(table, [feed.snapshot(), *feed.play("e4 e5")])
+    fold(table, [feed.move("Nf3"), feed.snapshot()])
+    penalty = "2 minutes extra to the opponent"
+    fold(table, [feed.alert("illegal_move", "7.5.1", "white", count=1, penalty=penalty)])
+    irregular = feed.board.copy()
+    irregular.remove_piece_at(chess.B1)
+    irregular.set_piece_at(chess.C3, chess.Piece.from_symbol("N"))
+    fold(table, [feed.press("white"), feed.stood(irregular.fen(), "b1c3")])
+    fold(table, [feed.move("Nc6", completed_by="clock"), feed.press("black"), feed.snapshot()])
+    text = table_pgn(table, NOW, BROADCAST)
+    first, second = games(text)
+    assert sans(first) == ["e4", "e5", "Nf3"]
+    assert "Illegal move 2. Nb1-c3 by White stood (Art. A.4.2)" in said(list(first.mainline())[-1])
+    assert penalty not in text
+    assert sans(second) == ["Nc6"]
+
+
+def test_the_snapshot_before_the_reply_was_seen_still_says_the_move_stood() -> None:
+    """The reply's event lost: the snapshot restarting from the position the illegal move left
+    is a part after it (not a position set by the arbiter), and the reply's clock is kept."""
+    feed, irregular = _illegal_position()
+    table = RelayTable("t1")
+    fold(table, [feed.snapshot(), *feed.play("d4 d5 Nf3 Nf6")])
+    fold(table, [feed.press("white"), feed.stood(irregular, "f1c4")])
+    lost = feed.move("dxc4", completed_by="clock")
+    fold(table, [feed.press("black"), feed.snapshot()])
+    black_after_reply = feed.clock[1]
+    first, second = games(table_pgn(table, NOW, BROADCAST))
+    assert sans(first) == ["d4", "d5", "Nf3", "Nf6"]
+    assert "Illegal move 3. Bf1-c4 by White stood" in said(list(first.mainline())[-1])
+    assert "continues after the illegal move 3. Bf1-c4 by White" in said(second)
+    assert sans(second) == ["dxc4"]
+    fold(table, [lost])  # the replay brings it: its clock
+    (_, second) = games(table_pgn(table, NOW, BROADCAST))
+    assert [node.clock() for node in second.mainline()] == [black_after_reply]
+
+
 def test_an_illegal_move_published_as_a_move_starts_the_second_game_after_it() -> None:
+    """Not what the engine publishes (an illegal move is never a ``move``), but no reason to
+    lose the game if a table ever did."""
     feed, table = TableFeed(), RelayTable("t1")
     fold(table, [feed.snapshot(), *feed.play("d4 d5 Nf3 Nf6")])
     illegal = chess.Move.from_uci("f1c4")
