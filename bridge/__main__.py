@@ -106,25 +106,22 @@ def _parser() -> argparse.ArgumentParser:
         "--board", required=True, metavar="URI", help="the board, e.g. dgt:/dev/ttyACM0"
     )
     run.add_argument("--table", required=True, metavar="ID", help="table id, the topic level")
-    run.add_argument(
-        "--broker",
-        metavar="URL",
-        help="mqtt://host:1883 or mqtts://host:8883 (default: the config's, else mqtt://localhost:1883)",
+    _add_broker(
+        run,
+        "mqtt://host:1883 or mqtts://host:8883 (default: the config's, else mqtt://localhost:1883)",
     )
     run.add_argument(
         "--rules",
         metavar="EDITION",
         help=f"fide-2018 or fide-1997, optionally -rapid or -blitz (default {DEFAULT_RULES})",
     )
-    run.add_argument("--config", metavar="FILE", type=Path, help="TOML config file")
-    run.add_argument(
-        "--state-dir",
-        metavar="DIR",
-        type=Path,
-        help="where the outbox and the game in progress are kept (default: $STATE_DIRECTORY, "
+    _add_config(run, "TOML config file")
+    _add_state_dir(
+        run,
+        "where the outbox and the game in progress are kept (default: $STATE_DIRECTORY, "
         "else ~/.local/state/chessbridge/TABLE)",
     )
-    run.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    _add_verbose(run)
     run.set_defaults(func=_cmd_run)
 
     demo = sub.add_parser(
@@ -138,10 +135,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--speed", type=float, default=1.0, help="play X times faster (default 1)")
     demo.add_argument("--table", default="demo", help="table id (default demo)")
-    demo.add_argument(
-        "--broker",
-        metavar="URL",
-        help="publish to this broker instead of the embedded one (credentials: --config or "
+    _add_broker(
+        demo,
+        "publish to this broker instead of the embedded one (credentials: --config or "
         "the environment)",
     )
     demo.add_argument(
@@ -150,9 +146,9 @@ def _parser() -> argparse.ArgumentParser:
         default=1883,
         help="the embedded broker's loopback port (default 1883, else a free one; 0: any)",
     )
-    demo.add_argument("--config", metavar="FILE", type=Path, help="TOML config ([broker])")
+    _add_config(demo, "TOML config ([broker])")
     demo.add_argument("--no-view", action="store_true", help="no live view; log moves instead")
-    demo.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    _add_verbose(demo)
     demo.set_defaults(func=_cmd_demo)
 
     watch = sub.add_parser(
@@ -161,14 +157,10 @@ def _parser() -> argparse.ArgumentParser:
         description="Subscribe to a broker and show the tables' games live.",
     )
     watch.add_argument("--table", metavar="ID", help="only this table (default: all)")
-    watch.add_argument(
-        "--broker",
-        metavar="URL",
-        help="broker URL (default: the config's [broker] url, else mqtt://localhost:1883)",
+    _add_broker(
+        watch, "broker URL (default: the config's [broker] url, else mqtt://localhost:1883)"
     )
-    watch.add_argument(
-        "--config", metavar="FILE", type=Path, help="TOML config ([broker] url and credentials)"
-    )
+    _add_config(watch, "TOML config ([broker] url and credentials)")
     watch.add_argument("--plain", action="store_true", help="one line per event, no screen")
     watch.add_argument(
         "--room",
@@ -188,19 +180,17 @@ def _parser() -> argparse.ArgumentParser:
         "relay's MQTT account, the arbiters' page password, the lichess token) come from the "
         "config file or the environment, never from the command line.",
     )
-    relay.add_argument("--broker", metavar="URL", help="mqtt://host:1883 or mqtts://host:8883")
+    _add_broker(relay, "mqtt://host:1883 or mqtts://host:8883")
     relay.add_argument(
         "--http", required=True, metavar="HOST:PORT", help="where to serve, e.g. 0.0.0.0:8080"
     )
-    relay.add_argument("--config", metavar="FILE", type=Path, help="TOML config file")
-    relay.add_argument(
-        "--state-dir",
-        metavar="DIR",
-        type=Path,
-        help="where the relay keeps what it received (default: $STATE_DIRECTORY, else "
+    _add_config(relay, "TOML config file")
+    _add_state_dir(
+        relay,
+        "where the relay keeps what it received (default: $STATE_DIRECTORY, else "
         "~/.local/state/chessbridge/relay)",
     )
-    relay.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    _add_verbose(relay)
     relay.set_defaults(func=_cmd_relay)
 
     send = sub.add_parser(
@@ -216,10 +206,8 @@ def _parser() -> argparse.ArgumentParser:
     send.add_argument("table", metavar="TABLE", help="table id")
     send.add_argument("command", metavar="COMMAND", help="e.g. ack_alert, set_result, replay")
     send.add_argument("fields", metavar="FIELD=VALUE", nargs="*", help="the command's fields")
-    send.add_argument(
-        "--broker", metavar="URL", help="broker URL (default: the config's, else localhost)"
-    )
-    send.add_argument("--config", metavar="FILE", type=Path, help="TOML config (credentials)")
+    _add_broker(send, "broker URL (default: the config's, else localhost)")
+    _add_config(send, "TOML config (credentials)")
     send.add_argument(
         "--wait", type=float, default=10.0, metavar="S", help="seconds to wait (default 10)"
     )
@@ -273,7 +261,7 @@ def _parser() -> argparse.ArgumentParser:
         help="ask only this serial port (repeatable; default: every port under "
         "/dev/serial/by-id, and the ttyACM*, ttyUSB*, rfcomm* ports none of those names)",
     )
-    scan.add_argument("--config", metavar="FILE", type=Path, help="TOML config ([ble] radio)")
+    _add_config(scan, "TOML config ([ble] radio)")
     scan.set_defaults(func=_cmd_scan)
 
     from bridge.install.shell import add_arguments  # light: no MQTT, no board
@@ -297,6 +285,25 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+# -- options several commands share, each with its command's own help text -----------------
+
+
+def _add_broker(command: argparse.ArgumentParser, help_text: str) -> None:
+    command.add_argument("--broker", metavar="URL", help=help_text)
+
+
+def _add_config(command: argparse.ArgumentParser, help_text: str) -> None:
+    command.add_argument("--config", metavar="FILE", type=Path, help=help_text)
+
+
+def _add_state_dir(command: argparse.ArgumentParser, help_text: str) -> None:
+    command.add_argument("--state-dir", metavar="DIR", type=Path, help=help_text)
+
+
+def _add_verbose(command: argparse.ArgumentParser) -> None:
+    command.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+
+
 # -- run ------------------------------------------------------------------------------------
 
 
@@ -310,6 +317,21 @@ def _load_config(path: Path | None) -> Config:
     return with_environment(decode(raw, str(path)), os.environ)
 
 
+def _config_or_say(args: argparse.Namespace) -> Config | None:
+    """The config of ``--config`` (or the environment's alone); ``None`` once said why not."""
+    try:
+        return _load_config(args.config)
+    except ConfigError as exc:
+        print(f"chessbridge: {exc}", file=sys.stderr)
+        return None
+
+
+def _broker(args: argparse.Namespace, config: Config) -> str:
+    """The broker's URL: ``--broker``, else the config's, else the local one."""
+    url: str = args.broker or config.broker.url or "mqtt://localhost:1883"
+    return url
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     try:
         config = _load_config(args.config)
@@ -319,7 +341,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(f"chessbridge: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     state_dir = args.state_dir or _default_state_dir(args.table)
-    broker = args.broker or config.broker.url or "mqtt://localhost:1883"
+    broker = _broker(args, config)
     options = DaemonOptions(
         board=board,
         table=args.table,
@@ -404,15 +426,13 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def _cmd_watch(args: argparse.Namespace) -> int:
     from bridge.views.shell import watch
 
-    try:
-        config = _load_config(args.config)
-    except ConfigError as exc:
-        print(f"chessbridge: {exc}", file=sys.stderr)
+    config = _config_or_say(args)
+    if config is None:
         return EXIT_USAGE
 
     async def view() -> int:
         return await watch(
-            args.broker or config.broker.url or "mqtt://localhost:1883",
+            _broker(args, config),
             table=args.table,
             plain=args.plain,
             username=config.broker.username,
@@ -428,16 +448,14 @@ def _cmd_watch(args: argparse.Namespace) -> int:
 
 
 def _cmd_relay(args: argparse.Namespace) -> int:
-    try:
-        config = _load_config(args.config)
-    except ConfigError as exc:
-        print(f"chessbridge: {exc}", file=sys.stderr)
+    config = _config_or_say(args)
+    if config is None:
         return EXIT_USAGE
     from bridge.relay.run import run_relay  # aiohttp: only the relay needs it
 
     async def serve() -> int:
         return await run_relay(
-            broker=args.broker or config.broker.url or "mqtt://localhost:1883",
+            broker=_broker(args, config),
             http=args.http,
             config=config,
             state_dir=args.state_dir,
@@ -448,10 +466,8 @@ def _cmd_relay(args: argparse.Namespace) -> int:
 
 
 def _cmd_send(args: argparse.Namespace) -> int:
-    try:
-        config = _load_config(args.config)
-    except ConfigError as exc:
-        print(f"chessbridge: {exc}", file=sys.stderr)
+    config = _config_or_say(args)
+    if config is None:
         return EXIT_USAGE
     from bridge.views.send import send
 
@@ -460,7 +476,7 @@ def _cmd_send(args: argparse.Namespace) -> int:
             args.table,
             args.command,
             args.fields,
-            broker=args.broker or config.broker.url or "mqtt://localhost:1883",
+            broker=_broker(args, config),
             config=config,
             wait=args.wait,
         )
@@ -491,10 +507,8 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
 def _cmd_scan(args: argparse.Namespace) -> int:
     from bridge.scan import scan
 
-    try:
-        config = _load_config(args.config)
-    except ConfigError as exc:
-        print(f"chessbridge: {exc}", file=sys.stderr)
+    config = _config_or_say(args)
+    if config is None:
         return EXIT_USAGE
     return asyncio.run(scan(link_settings(config), args.timeout, args.port))
 
