@@ -256,16 +256,8 @@ async def _view(
 
 
 def _settings(url: str, config: Config) -> BrokerSettings:
-    broker = config.broker
     try:
-        return BrokerSettings.from_url(
-            url,
-            username=broker.username,
-            password=broker.password,
-            ca_file=broker.ca_file,
-            cert_file=broker.cert_file,
-            key_file=broker.key_file,
-        )
+        return BrokerSettings.from_config(url, config.broker)
     except ValueError as exc:
         raise DemoError(str(exc)) from exc
 

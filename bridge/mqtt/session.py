@@ -21,7 +21,7 @@ import msgspec
 from paho.mqtt.reasoncodes import ReasonCode
 
 from bridge.backoff import Backoff
-from bridge.wire.config import parse_broker_url
+from bridge.wire.config import BrokerConfig, parse_broker_url
 
 REFUSED_CREDENTIALS: Final = frozenset({4, 5, 134, 135})
 """CONNACK codes for bad username/password and not authorised (MQTT 3.1.1 and 5)."""
@@ -67,6 +67,18 @@ class BrokerSettings(msgspec.Struct, frozen=True, kw_only=True):
                 keyfile=None if key_file is None else str(key_file),
             )
         return cls(host=host, port=port, tls=params, username=username, password=password)
+
+    @classmethod
+    def from_config(cls, url: str, broker: BrokerConfig) -> BrokerSettings:
+        """:meth:`from_url` with the credentials and TLS files of a config's ``[broker]``."""
+        return cls.from_url(
+            url,
+            username=broker.username,
+            password=broker.password,
+            ca_file=broker.ca_file,
+            cert_file=broker.cert_file,
+            key_file=broker.key_file,
+        )
 
     @property
     def address(self) -> str:

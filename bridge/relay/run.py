@@ -116,14 +116,7 @@ async def run_relay(
     env = os.environ if env is None else env
     try:
         host, port = parse_http(http)
-        settings = BrokerSettings.from_url(
-            broker,
-            username=config.broker.username,
-            password=config.broker.password,
-            ca_file=config.broker.ca_file,
-            cert_file=config.broker.cert_file,
-            key_file=config.broker.key_file,
-        )
+        settings = BrokerSettings.from_config(broker, config.broker)
         lichess = lichess_settings(config, env)
     except (StartError, ValueError) as exc:
         return _fail(str(exc))

@@ -70,14 +70,7 @@ async def send(
         requests.build(
             command, fields, transaction="check", expires_at=time.time() + 60, strict=False
         )
-        settings = BrokerSettings.from_url(
-            broker,
-            username=config.broker.username,
-            password=config.broker.password,
-            ca_file=config.broker.ca_file,
-            cert_file=config.broker.cert_file,
-            key_file=config.broker.key_file,
-        )
+        settings = BrokerSettings.from_config(broker, config.broker)
     except ValueError as exc:  # RequestError is a ValueError
         _say(str(exc))
         return EXIT_USAGE
