@@ -294,33 +294,31 @@ EventData = MoveData | TouchData | ClockData | AlertData | ResultData
 # --- envelope ------------------------------------------------------------------------------
 
 
-class Envelope(msgspec.Struct, frozen=True, kw_only=True):
+class _Header(msgspec.Struct, frozen=True, kw_only=True):
+    """The envelope's fields before ``data``, in their order on the wire."""
+
+    v: int
+    type: str
+    table: str
+    game: str
+    epoch: int
+    seq: int
+    ts: str
+
+
+class Envelope(_Header, frozen=True, kw_only=True):
     """A decoded payload; ``data`` stays a plain dict (see :func:`data_as`).
 
     ``state`` is present only on status payloads.
     """
 
-    v: int
-    type: str
-    table: str
-    game: str
-    epoch: int
-    seq: int
-    ts: str
     data: dict[str, Any]
     state: str | None = None
 
 
-class _Outgoing(msgspec.Struct, frozen=True, kw_only=True):
-    """The envelope as encoded: same fields, ``data`` any wire struct."""
+class _Outgoing(_Header, frozen=True, kw_only=True):
+    """The envelope as encoded: the same fields, ``data`` any wire struct."""
 
-    v: int
-    type: str
-    table: str
-    game: str
-    epoch: int
-    seq: int
-    ts: str
     data: msgspec.Struct
 
 
