@@ -10,7 +10,6 @@ import asyncio
 import contextlib
 import json
 import signal
-import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ import chess
 import pytest
 
 from bridge.demo.game import OPERA_GAME
+from tests.cli import chessbridge
 from tests.conftest import Mosquitto, Subscribe, Subscription
 from tests.integration.test_end_to_end import daemon, payloads_on, state_is
 
@@ -44,16 +44,11 @@ class Emulated:
 
 @contextlib.asynccontextmanager
 async def emulate(family: str, *extra: str) -> AsyncIterator[Emulated]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bridge",
+    proc = await chessbridge(
         "emulate",
         family,
         *extra,
         stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
     )
     try:
         assert proc.stdout is not None
@@ -179,17 +174,12 @@ async def test_a_game_on_a_bluetooth_board_switched_off_midway(
 
 async def test_scan_lists_the_emulated_board_with_its_uri(tmp_path: Path) -> None:
     async with emulate("chessnut") as board:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "bridge",
+        proc = await chessbridge(
             "scan",
             "--timeout",
             "1",
             "--config",
             str(radio_config(tmp_path, board.radio)),
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
         )
         out, err = await asyncio.wait_for(proc.communicate(), 30)
     assert proc.returncode == 0, err.decode()
@@ -204,10 +194,7 @@ async def test_run_says_in_one_line_when_the_board_is_not_in_range(
 ) -> None:
     async with emulate("chessnut") as board:
         config = radio_config(tmp_path, board.radio)
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "bridge",
+        proc = await chessbridge(
             "run",
             "--board",
             "chessnut:EC:1B:00:00:00:99",
@@ -219,8 +206,6 @@ async def test_run_says_in_one_line_when_the_board_is_not_in_range(
             str(tmp_path / "state"),
             "--config",
             str(config),
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
         )
         _, err = await asyncio.wait_for(proc.communicate(), 30)
     assert proc.returncode == 2

@@ -14,21 +14,17 @@ from collections.abc import Sequence
 import aiomqtt
 import pytest
 
+from tests.cli import chessbridge
 from tests.conftest import Mosquitto, Subscribe, free_port
 
 pytestmark = pytest.mark.pty
 
 
 async def demo(*args: str) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bridge",
+    return await chessbridge(
         "demo",
         "--no-view",
         *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
     )
 
 
@@ -98,15 +94,11 @@ async def test_sigterm_while_the_live_view_draws_ends_it_with_the_cursor_back() 
     exit 0, the cursor shown again and nothing left behind in the state folder."""
     master, slave = os.openpty()
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "100", "LINES": "40"}
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bridge",
+    proc = await chessbridge(
         "demo",
         "--port",
         "0",
         stdout=slave,
-        stderr=asyncio.subprocess.PIPE,
         env=env,
     )
     os.close(slave)

@@ -21,6 +21,7 @@ import drivers
 from bridge.demo.console import Console, ConsoleError, read_pgn
 from drivers.dgt.emulator import DgtEmulator
 from drivers.emulation import create_emulator, emulated_families
+from tests.cli import chessbridge
 from tests.conftest import Mosquitto, Subscribe, Subscription
 from tests.integration.test_end_to_end import daemon, payloads_on, state_is
 
@@ -182,16 +183,11 @@ async def test_the_command_refuses_an_unknown_family_in_one_line() -> None:
 @contextlib.asynccontextmanager
 async def emulate(*args: str) -> AsyncIterator[tuple[asyncio.subprocess.Process, str]]:
     """``chessbridge emulate dgt ARGS`` with a pipe for stdin; yields it and the board URI."""
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bridge",
+    proc = await chessbridge(
         "emulate",
         "dgt",
         *args,
         stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
     )
     try:
         assert proc.stdout is not None

@@ -11,7 +11,6 @@ import json
 import os
 import re
 import signal
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from bridge.__main__ import EXIT_BOARD, EXIT_CONFIG
 from bridge.demo.game import OPERA_GAME, perform, press_side
 from drivers.choreography import Style
 from drivers.dgt.emulator import DgtEmulator
+from tests.cli import argv, chessbridge
 from tests.conftest import Mosquitto, Subscribe, Subscription
 
 pytestmark = [pytest.mark.pty, pytest.mark.mosquitto]
@@ -33,10 +33,7 @@ SPEED = 8.0
 
 def run_argv(board: str, table: str, broker: str, state_dir: Path, *extra: str) -> list[str]:
     """The command line of ``chessbridge run``, as this interpreter runs it."""
-    return [
-        sys.executable,
-        "-m",
-        "bridge",
+    return argv(
         "run",
         "--board",
         board,
@@ -47,7 +44,7 @@ def run_argv(board: str, table: str, broker: str, state_dir: Path, *extra: str) 
         "--state-dir",
         str(state_dir),
         *extra,
-    ]
+    )
 
 
 @contextlib.asynccontextmanager
@@ -147,13 +144,8 @@ async def test_a_whole_game_reaches_mqtt_move_by_move(
 
 
 async def run_cli(*args: str) -> tuple[int, str]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bridge",
+    proc = await chessbridge(
         *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
     )
     _, err = await asyncio.wait_for(proc.communicate(), 30)
     assert proc.returncode is not None
@@ -347,14 +339,9 @@ async def test_systemd_notify_ready_watchdog_and_stopping(
 async def test_chessbridge_emulate_prints_a_path_a_dgt_host_can_open() -> None:
     import serial  # the host side, as any DGT software would open it
 
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bridge",
+    proc = await chessbridge(
         "emulate",
         "dgt",
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
     )
     try:
         assert proc.stdout is not None

@@ -10,7 +10,6 @@ import asyncio
 import json
 import logging
 import random
-import sys
 from email.utils import formatdate
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from bridge.wire import payloads
 from bridge.wire.config import BrokerConfig, Config, RelaySection
 from drivers.choreography import Style
 from drivers.dgt.emulator import DgtEmulator
+from tests.cli import chessbridge
 from tests.conftest import Mosquitto, MosquittoFactory
 from tests.pgn_check import pgn_extract_accepts, read_games, sans
 from tests.relay_feed import Item, TableFeed
@@ -264,10 +264,7 @@ async def test_a_refused_login_is_one_line_and_exit_2(
     mosquitto_factory: MosquittoFactory, tmp_path: Path
 ) -> None:
     broker = mosquitto_factory(users={"relay": "right"})
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bridge",
+    proc = await chessbridge(
         "relay",
         "--broker",
         broker.url,
@@ -277,8 +274,6 @@ async def test_a_refused_login_is_one_line_and_exit_2(
         str(_credentials_config(tmp_path, "wrong")),
         "--state-dir",
         str(tmp_path / "state"),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
     )
     _, stderr = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 2

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
 from bridge.demo.game import OPERA_GAME
+from tests.cli import chessbridge
 from tests.conftest import Mosquitto
 from tests.pgn_check import pgn_extract_accepts, read_games, sans
 from tests.relay_harness import eventually, running_relay
@@ -20,10 +20,7 @@ pytestmark = pytest.mark.pty
 async def test_the_demo_game_served_by_the_relay_passes_python_chess_and_pgn_extract(
     tmp_path: Path,
 ) -> None:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bridge",
+    proc = await chessbridge(
         "demo",
         "--no-view",
         "--speed",
@@ -31,7 +28,6 @@ async def test_the_demo_game_served_by_the_relay_passes_python_chess_and_pgn_ext
         "--port",
         "0",
         stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
     )
     assert proc.stderr is not None
     seen: list[str] = []

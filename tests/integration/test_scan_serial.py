@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from bridge.scan import serial_ports, udev_rule
 from drivers.certabo.emulator import CertaboEmulator
 from drivers.dgt.emulator import DgtEmulator
 from drivers.millennium.emulator import MillenniumEmulator
+from tests.cli import chessbridge
 
 pytestmark = pytest.mark.pty
 
@@ -28,16 +28,11 @@ async def test_every_serial_family_is_found_with_the_uri_to_paste(tmp_path: Path
             CertaboEmulator(interval=0.25) as certabo,
         ):
             ports = [dgt.path, millennium.path, certabo.path, silent]
-            proc = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "bridge",
+            proc = await chessbridge(
                 "scan",
                 "--timeout",
                 "1",
                 *(arg for port in ports for arg in ("--port", port)),
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
                 env={**os.environ, "CHESSBRIDGE_BLE_RADIO": str(tmp_path / "no-radio")},
             )
             out, err = await asyncio.wait_for(proc.communicate(), 60)

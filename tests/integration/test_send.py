@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 from bridge.views.send import parse_fields, send
 from bridge.wire.config import Config
+from tests.cli import chessbridge
 from tests.conftest import Mosquitto, MosquittoFactory
 from tests.relay_harness import running_table
 
@@ -19,14 +19,9 @@ pytestmark = [pytest.mark.mosquitto]
 
 
 async def cli(*args: str) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bridge",
+    proc = await chessbridge(
         "send",
         *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
     )
     out, err = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode is not None

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import random
 import signal
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -24,6 +23,7 @@ from drivers import create_link, parse_board_uri
 from drivers.certabo.emulator import CertaboEmulator
 from drivers.choreography import Style
 from drivers.millennium.emulator import MillenniumEmulator
+from tests.cli import chessbridge
 from tests.conftest import Mosquitto, Subscribe, Subscription
 from tests.integration.test_end_to_end import daemon, payloads_on
 
@@ -178,14 +178,9 @@ async def test_the_lights_show_the_squares_to_put_right(
 
 @pytest.mark.parametrize("family", ["millennium", "certabo"])
 async def test_chessbridge_emulate_serves_a_board_its_link_opens(family: str) -> None:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bridge",
+    proc = await chessbridge(
         "emulate",
         family,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
     )
     try:
         assert proc.stdout is not None

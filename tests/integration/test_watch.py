@@ -16,6 +16,7 @@ import pytest
 
 from bridge.views.shell import watch
 from bridge.wire import payloads
+from tests.cli import chessbridge
 from tests.conftest import Mosquitto, MosquittoFactory, free_port
 
 TS = 1_777_777_777.0
@@ -382,18 +383,13 @@ async def test_the_command_takes_the_broker_from_the_config(
     await _publish(mosquitto, table_id, ("status", t.status(), True))
     config = tmp_path / "watch.toml"
     config.write_text(f'[broker]\nurl = "{mosquitto.url}"\n')
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bridge",
+    proc = await chessbridge(
         "watch",
         "--config",
         str(config),
         "--table",
         table_id,
         "--plain",
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
     )
     try:
         assert proc.stdout is not None
