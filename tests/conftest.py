@@ -12,6 +12,7 @@ generated config; never a mock and never a public broker.
 - ``mqtt_subscribe`` (function): ``async with mqtt_subscribe(broker, "chessbridge/1/#") as sub:``
   collects messages; ``await sub.wait_for(lambda msgs: ...)``.
 - ``table_id`` (function): a fresh table id, unique across tests and runs.
+- ``silent_port`` (function): the path of a pseudo-terminal that answers nothing.
 - ``small_disk`` (function): a real file system of its own, 4 MiB of tmpfs mounted for the test
   (``fill()`` it to the last byte, ``free()`` it again); skipped where the test may not mount.
 
@@ -292,6 +293,17 @@ def mosquitto_private(mosquitto_factory: MosquittoFactory) -> Mosquitto:
 def table_id() -> str:
     """A table id no other test or run uses (safe in topics and as an MQTT client id)."""
     return f"t{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def silent_port() -> Iterator[str]:
+    """The path of a pseudo-terminal that answers nothing, as a modem or another device might."""
+    master, slave = os.openpty()
+    try:
+        yield os.ttyname(slave)
+    finally:
+        os.close(master)
+        os.close(slave)
 
 
 # --- a small disk ------------------------------------------------------------------------------

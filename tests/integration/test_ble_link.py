@@ -7,7 +7,8 @@ devices that are not boards, and for a family whose writes must be cut to the MT
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
+import functools
+from collections.abc import AsyncIterator, Sequence
 
 import chess
 import pytest
@@ -25,6 +26,7 @@ from drivers.events import (
     SquareOccupied,
 )
 from drivers.link import BoardLink, LinkSettings
+from tests import emulated
 
 DEADLINE = 5.0
 RX = "6e400002-b5a3-f393-e0a9-e50e24dcca9e"
@@ -103,10 +105,7 @@ def chessnut_link(
     return create_link(uri, events.append, settings(emu.radio))
 
 
-async def until(condition: Callable[[], bool]) -> None:
-    async with asyncio.timeout(DEADLINE):
-        while not condition():  # noqa: ASYNC110  # polls emulator state; there is no event to await
-            await asyncio.sleep(0.01)
+until = functools.partial(emulated.until, within=DEADLINE, every=0.01)
 
 
 async def test_open_finds_connects_and_identifies_the_board(chessnut: ChessnutEmulator) -> None:

@@ -8,14 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import chess
 import pytest
-import serial
 
 from drivers.certabo.emulator import CertaboEmulator
 from drivers.certabo.link import CertaboSerialLink
@@ -24,27 +20,24 @@ from drivers.dgt.emulator import DgtEmulator
 from drivers.errors import LinkLostError, NotABoardError
 from drivers.events import UNKNOWN, BoardEvent, BoardSnapshot, SquareEmptied, SquareOccupied
 from drivers.millennium.emulator import MillenniumEmulator
+from tests.emulated import DEADLINE, SerialHost, until
 
 pytestmark = pytest.mark.pty
 
-DEADLINE = 5.0
 FAST = 0.05
 """Seconds between two lines in these tests (a real board: about one a second)."""
 
 Tags = list[tuple[int, ...]]
 
 
-class Host:
-    def __init__(self, path: str) -> None:
-        self.port = serial.Serial(path, timeout=0)
-        self.buffer = bytearray()
+class Host(SerialHost):
+    """A Certabo host: lines of tags."""
 
     async def line(self) -> Tags:
         """The next line's 64 tags (§5: ':', 320 numbers, ' \\r\\n'), a8 first."""
         async with asyncio.timeout(DEADLINE):
             while (end := self.buffer.find(b"\n")) < 0:
-                self.buffer += bytes(self.port.read(4096))
-                await asyncio.sleep(0.002)
+                await self.fill()
         raw = bytes(self.buffer[: end + 1])
         del self.buffer[: end + 1]
         assert raw.startswith(b":")
@@ -54,24 +47,9 @@ class Host:
         return [tuple(numbers[i : i + 5]) for i in range(0, 320, 5)]
 
 
-@contextmanager
-def host_on(path: str) -> Iterator[Host]:
-    host = Host(path)
-    try:
-        yield host
-    finally:
-        host.port.close()
-
-
 def at(tags: Tags, name: str) -> tuple[int, ...]:
     square = chess.parse_square(name)
     return tags[(7 - chess.square_rank(square)) * 8 + chess.square_file(square)]
-
-
-async def until(condition: Callable[[], bool]) -> None:
-    async with asyncio.timeout(DEADLINE):
-        while not condition():  # noqa: ASYNC110  # polls emulator state; there is no event to await
-            await asyncio.sleep(0.002)
 
 
 # --- the emulator ---------------------------------------------------------------------------------
@@ -79,7 +57,7 @@ async def until(condition: Callable[[], bool]) -> None:
 
 async def test_lines_carry_a_tag_per_piece_and_follow_the_pieces() -> None:
     async with CertaboEmulator(interval=FAST) as emu:
-        with host_on(emu.path) as host:
+        with Host(emu.path) as host:
             tags = await host.line()
             occupied = {
                 chess.square_name(chess.square(i % 8, 7 - i // 8))
@@ -103,14 +81,14 @@ async def test_lines_carry_a_tag_per_piece_and_follow_the_pieces() -> None:
 
 async def test_led_frames_light_squares() -> None:
     async with CertaboEmulator(interval=FAST) as emu:
-        with host_on(emu.path) as host:
+        with Host(emu.path) as host:
             host.port.write(bytes([0x01, 0, 0, 0, 0, 0, 0x10, 0x80]))  # a8, e2, h1
             await until(lambda: emu.lit == {"a8", "e2", "h1"})
 
 
 async def test_noise_and_a_board_set_up_turned_round() -> None:
     async with CertaboEmulator(interval=FAST, noise=True, rotated=True) as emu:
-        with host_on(emu.path) as host:
+        with Host(emu.path) as host:
             tags = await host.line()
             phantoms = {t for t in tags if t in ((0, 0, 56, 0, 0), (201, 0, 0, 0, 0))}
             assert phantoms, "the vendor simulator's phantom tags on empty squares"
@@ -179,15 +157,10 @@ async def test_the_link_learns_the_pieces_reports_moves_and_keeps_them_across_a_
             await again.close()
 
 
-async def test_a_silent_port_is_not_a_certabo_board() -> None:
-    master, slave = os.openpty()
-    try:
-        link = CertaboSerialLink(os.ttyname(slave), lambda _: None, identify_timeout=0.5)
-        with pytest.raises(NotABoardError, match="no Certabo board spoke"):
-            await link.open()
-    finally:
-        os.close(master)
-        os.close(slave)
+async def test_a_silent_port_is_not_a_certabo_board(silent_port: str) -> None:
+    link = CertaboSerialLink(silent_port, lambda _: None, identify_timeout=0.5)
+    with pytest.raises(NotABoardError, match="no Certabo board spoke"):
+        await link.open()
 
 
 async def test_the_probe_hears_a_certabo_and_nothing_else() -> None:

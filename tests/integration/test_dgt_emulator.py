@@ -9,17 +9,16 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 import pytest
 import serial
 
 from drivers.dgt.emulator import DgtEmulator, serve_forever
+from tests.emulated import DEADLINE, SerialHost, until
 
 pytestmark = pytest.mark.pty
 
-DEADLINE = 5.0
 FAST = 50.0  # clock speed: a displayed second every 20 ms
 
 # §8: first message of arnsholt/dgtdriver 1.inbytes, the start position.
@@ -32,24 +31,16 @@ START_DUMP = (
 )
 
 
-class Host:
-    """A host on the other end of the pty, reading without blocking the event loop."""
-
-    def __init__(self, path: str) -> None:
-        self.port = serial.Serial(path, timeout=0)
-        self.buffer = bytearray()
+class Host(SerialHost):
+    """A DGT host: bytes and whole messages (§1.4)."""
 
     def send(self, data: bytes) -> None:
         self.port.write(data)
 
-    async def _fill(self) -> None:
-        self.buffer += bytes(self.port.read(4096))
-        await asyncio.sleep(0.002)
-
     async def raw(self, count: int) -> bytes:
         async with asyncio.timeout(DEADLINE):
             while len(self.buffer) < count:
-                await self._fill()
+                await self.fill()
         data = bytes(self.buffer[:count])
         del self.buffer[:count]
         return data
@@ -65,7 +56,7 @@ class Host:
                         data = bytes(self.buffer[:length])
                         del self.buffer[:length]
                         return data
-                await self._fill()
+                await self.fill()
 
     async def frame_where(self, wanted: Callable[[bytes], bool]) -> bytes:
         while not wanted(frame := await self.frame()):
@@ -81,29 +72,6 @@ class Host:
             lambda f: f[0] == 0x8D and not is_ack(f) and wanted(times_of(f))
         )
         return times_of(frame)
-
-    async def quiet(self, duration: float) -> bytes:
-        """Everything that arrives within ``duration`` (for silence checks only)."""
-        loop = asyncio.get_running_loop()
-        end = loop.time() + duration
-        while loop.time() < end:
-            await self._fill()
-        return bytes(self.buffer)
-
-
-@contextmanager
-def host_on(path: str) -> Iterator[Host]:
-    host = Host(path)
-    try:
-        yield host
-    finally:
-        host.port.close()
-
-
-async def until(condition: Callable[[], bool]) -> None:
-    async with asyncio.timeout(DEADLINE):
-        while not condition():  # noqa: ASYNC110  # polls emulator state; there is no event to await
-            await asyncio.sleep(0.002)
 
 
 async def read_until_error(host: Host) -> None:
@@ -177,7 +145,7 @@ def ee_tags(payload: bytes) -> list[bytes]:
 async def test_power_up_in_bus_mode_is_silent() -> None:
     async with DgtEmulator(speed=FAST) as emu:
         emu.set_clock(10, 10, running="left")
-        with host_on(emu.path) as host:
+        with Host(emu.path) as host:
             await emu.lift("e2")
             await emu.place("e4", "P")
             await emu.press("left")
@@ -192,14 +160,14 @@ async def test_power_up_in_bus_mode_is_silent() -> None:
 
 async def test_board_dump_of_start_position() -> None:
     async with DgtEmulator() as emu:
-        with host_on(emu.path) as host:
+        with Host(emu.path) as host:
             host.send(b"\x42")
             assert await host.frame() == START_DUMP
 
 
 async def test_update_nice_reports_every_square_change() -> None:
     async with DgtEmulator() as emu:
-        with host_on(emu.path) as host:
+        with Host(emu.path) as host:
             await switch_mode(emu, host, 0x4B, "update_nice")
             await emu.lift("e2")
             await emu.place("e4", "P")
@@ -219,7 +187,7 @@ async def test_update_nice_reports_every_square_change() -> None:
 async def test_idle_sends_nothing_and_update_board_sends_no_clock() -> None:
     async with DgtEmulator(speed=FAST) as emu:
         emu.set_clock(600, 600, running="left")
-        with host_on(emu.path) as host:
+        with Host(emu.path) as host:
             await switch_mode(emu, host, 0x40, "idle")
             await emu.lift("e2")
             host.send(b"\x42")  # the dump must be the very next message
@@ -234,7 +202,7 @@ async def test_idle_sends_nothing_and_update_board_sends_no_clock() -> None:
 async def test_clock_counts_down_and_lever_press_flips_running_side() -> None:
     async with DgtEmulator(speed=FAST) as emu:
         emu.set_clock(60, 90, running="left")
-        with host_on(emu.path) as host:
+        with Host(emu.path) as host:
             await switch_mode(emu, host, 0x4B, "update_nice")
             left, right, status, _, _ = await host.times_where(lambda t: t[0] < 59)
             assert right == 90
@@ -257,7 +225,7 @@ async def test_clock_counts_down_and_lever_press_flips_running_side() -> None:
 async def test_paused_clock_starts_on_first_press_and_adds_increment() -> None:
     async with DgtEmulator(speed=1.0) as emu:
         emu.set_clock(60, 60, increment=10)
-        with host_on(emu.path) as host:
+        with Host(emu.path) as host:
             await switch_mode(emu, host, 0x4B, "update_nice")
             left, right, status, right_hours, left_hours = await host.times_where(lambda t: True)
             assert (left, right, status & 0x01) == (60, 60, 0)
@@ -274,7 +242,7 @@ async def test_paused_clock_starts_on_first_press_and_adds_increment() -> None:
 async def test_flag_falls_and_blocks_at_zero() -> None:
     async with DgtEmulator(speed=FAST) as emu:
         emu.set_clock(30, 2, running="right")
-        with host_on(emu.path) as host:
+        with Host(emu.path) as host:
             await switch_mode(emu, host, 0x4B, "update_nice")
             left, _, status, right_hours, _ = await host.times_where(lambda t: t[1] == 0)
             assert left == 30
@@ -285,7 +253,7 @@ async def test_flag_falls_and_blocks_at_zero() -> None:
 
 async def test_setnrun_is_acknowledged_and_runs() -> None:
     async with DgtEmulator(speed=FAST) as emu:
-        with host_on(emu.path) as host:
+        with Host(emu.path) as host:
             await switch_mode(emu, host, 0x4B, "update_nice")
             # §1.8: left 0:05:00, right 0:03:00, left counts down, toggle on lever.
             host.send(bytes.fromhex("2B 0A 03 0A 00 05 00 00 03 00 09 00"))
@@ -299,7 +267,7 @@ async def test_setnrun_is_acknowledged_and_runs() -> None:
 
 async def test_clock_commands_version_ascii_beep_end() -> None:
     async with DgtEmulator() as emu:
-        with host_on(emu.path) as host:
+        with Host(emu.path) as host:
             await switch_mode(emu, host, 0x4B, "update_nice")
             host.send(bytes.fromhex("2B 03 03 09 00"))
             ack0, ack1, ack2, _ = ack_of(await host.frame_where(is_ack))
@@ -319,7 +287,7 @@ async def test_clock_commands_version_ascii_beep_end() -> None:
 
 async def test_clock_commands_are_not_acknowledged_in_idle() -> None:
     async with DgtEmulator() as emu:
-        with host_on(emu.path) as host:
+        with Host(emu.path) as host:
             host.send(bytes.fromhex("2B 0C 03 0C") + b"  idle  " + bytes.fromhex("00 00 4D"))
             assert await host.frame() == bytes.fromhex("93 00 05 01 07")
             assert emu.clock_text == "  idle  "
@@ -327,7 +295,7 @@ async def test_clock_commands_are_not_acknowledged_in_idle() -> None:
 
 async def test_identity_replies() -> None:
     async with DgtEmulator(serial="01025", version=(3, 1)) as emu:
-        with host_on(emu.path) as host:
+        with Host(emu.path) as host:
             host.send(b"\x4d")
             assert await host.frame() == bytes.fromhex("93 00 05 03 01")
             host.send(b"\x45")
@@ -349,7 +317,7 @@ async def test_identity_replies() -> None:
 
 async def test_board_without_clock() -> None:
     async with DgtEmulator(clock=False) as emu:
-        with host_on(emu.path) as host:
+        with Host(emu.path) as host:
             host.send(b"\x41")
             frame = await host.frame()
             assert frame[:3] == bytes.fromhex("8D 00 0A")
@@ -366,7 +334,7 @@ async def test_board_without_clock() -> None:
 async def test_update_mode_repeats_clock_data() -> None:
     async with DgtEmulator(speed=FAST) as emu:
         emu.set_clock(100, 200)
-        with host_on(emu.path) as host:
+        with Host(emu.path) as host:
             await switch_mode(emu, host, 0x43, "update")
             first = await host.frame_with_id(0x8D)
             assert await host.frame_with_id(0x8D) == first
@@ -380,7 +348,7 @@ async def test_ee_moves_include_changes_made_while_unplugged() -> None:
         await emu.lift("e2")
         await emu.place("e4", "P")
         await emu.plug()
-        with host_on(emu.path) as host:
+        with Host(emu.path) as host:
             host.send(b"\x49")
             frame = await host.frame_with_id(0x8F)
             assert frame[1] << 7 | frame[2] == len(frame)
@@ -394,7 +362,7 @@ async def test_ee_moves_include_changes_made_while_unplugged() -> None:
 async def test_unplug_and_plug() -> None:
     async with DgtEmulator() as emu:
         path = emu.path
-        with host_on(path) as host:
+        with Host(path) as host:
             await switch_mode(emu, host, 0x4B, "update_nice")
             await emu.unplug()
             assert not await exists(path)
@@ -407,7 +375,7 @@ async def test_unplug_and_plug() -> None:
         assert await exists(path)
         assert emu.device is not None
         assert emu.mode == "bus"
-        with host_on(path) as host:
+        with Host(path) as host:
             host.send(b"\x42")
             dump = await host.frame()
             assert dump[3 + 62] == 0x00  # g1
@@ -416,7 +384,7 @@ async def test_unplug_and_plug() -> None:
 
 async def test_rotated_board_keeps_its_own_numbering() -> None:
     async with DgtEmulator(rotated=True) as emu:
-        with host_on(emu.path) as host:
+        with Host(emu.path) as host:
             host.send(b"\x42")
             assert await host.frame() == START_DUMP[:3] + START_DUMP[3:][::-1]
             await switch_mode(emu, host, 0x4B, "update_nice")
@@ -432,7 +400,7 @@ async def test_injected_bytes_arrive_verbatim_and_writes_are_stamped() -> None:
     seen: list[bytes] = []
     async with DgtEmulator() as emu:
         emu.on_write = lambda data, at: seen.append(data)
-        with host_on(emu.path) as host:
+        with Host(emu.path) as host:
             await emu.inject(b"\x00\xff\x8e\x00\x05")
             assert await host.raw(5) == b"\x00\xff\x8e\x00\x05"
             await switch_mode(emu, host, 0x44, "update_board")
@@ -446,7 +414,7 @@ async def test_injected_bytes_arrive_verbatim_and_writes_are_stamped() -> None:
 async def test_survives_random_host_bytes() -> None:
     noise = random.Random(1234).randbytes(2000)
     async with DgtEmulator(speed=FAST) as emu:
-        with host_on(emu.path) as host:
+        with Host(emu.path) as host:
             host.send(noise)
             await until(lambda: sum(map(len, emu.received)) >= len(noise) - 20)
             host.send(bytes(20) + b"\x40\x4d")  # 20 ignored bytes complete any partial command

@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 import chess
 import pytest
-import serial
 
 from drivers.dgt.emulator import DgtEmulator
 from drivers.dgt.link import probe as dgt_probe
@@ -23,10 +21,10 @@ from drivers.millennium.emulator import MillenniumEmulator
 from drivers.millennium.link import MillenniumSerialLink
 from drivers.millennium.link import probe as millennium_probe
 from tests.chesslink import wire
+from tests.emulated import DEADLINE, SerialHost, until
 
 pytestmark = pytest.mark.pty
 
-DEADLINE = 5.0
 START_STATUS = "RNBKQBNR" + "PPPPPPPP" + "." * 32 + "pppppppp" + "rnbkqbnr"
 """§4 as observed: h1, g1, ..., a1, h2, ..., a8 on a board set up the usual way."""
 
@@ -34,12 +32,8 @@ START_STATUS = "RNBKQBNR" + "PPPPPPPP" + "." * 32 + "pppppppp" + "rnbkqbnr"
 REPLY_LENGTHS = {"s": 67, "v": 7, "l": 3, "x": 3, "w": 7, "r": 7}
 
 
-class Host:
-    """A host on the other end of the pty, reading without blocking the event loop."""
-
-    def __init__(self, path: str) -> None:
-        self.port = serial.Serial(path, timeout=0)
-        self.buffer = bytearray()
+class Host(SerialHost):
+    """A ChessLink host: commands and replies as text."""
 
     def send(self, text: str) -> None:
         self.port.write(wire(text))
@@ -57,37 +51,12 @@ class Host:
                         text = "".join(chr(b & 0x7F) for b in raw)
                         assert raw == wire(text[:-2]), f"bad parity or check: {raw.hex(' ')}"
                         return text[:-2]
-                self.buffer += bytes(self.port.read(4096))
-                await asyncio.sleep(0.002)
+                await self.fill()
 
     async def reply_where(self, wanted: Callable[[str], bool]) -> str:
         while not wanted(text := await self.reply()):
             pass
         return text
-
-    async def quiet(self, duration: float) -> bytes:
-        """Everything that arrives within ``duration`` (for silence checks only)."""
-        loop = asyncio.get_running_loop()
-        end = loop.time() + duration
-        while loop.time() < end:
-            self.buffer += bytes(self.port.read(4096))
-            await asyncio.sleep(0.005)
-        return bytes(self.buffer)
-
-
-@contextmanager
-def host_on(path: str) -> Iterator[Host]:
-    host = Host(path)
-    try:
-        yield host
-    finally:
-        host.port.close()
-
-
-async def until(condition: Callable[[], bool]) -> None:
-    async with asyncio.timeout(DEADLINE):
-        while not condition():  # noqa: ASYNC110  # polls emulator state; there is no event to await
-            await asyncio.sleep(0.002)
 
 
 # --- the emulator ---------------------------------------------------------------------------------
@@ -95,7 +64,7 @@ async def until(condition: Callable[[], bool]) -> None:
 
 async def test_power_up_reports_on_every_scan() -> None:
     async with MillenniumEmulator() as emu:
-        with host_on(emu.path) as host:
+        with Host(emu.path) as host:
             # §4 E2ROM 02 default 0: a status on every scan, unasked.
             assert await host.reply() == "s" + START_STATUS
             assert await host.reply() == "s" + START_STATUS
@@ -103,7 +72,7 @@ async def test_power_up_reports_on_every_scan() -> None:
 
 async def test_commands_and_their_replies() -> None:
     async with MillenniumEmulator(version=(1, 3)) as emu:
-        with host_on(emu.path) as host:
+        with Host(emu.path) as host:
             host.send("W0201")  # no automatic reports: only replies from here on
             assert await host.reply_where(lambda t: t[0] != "s") == "w0201"
             host.send("V")
@@ -117,7 +86,7 @@ async def test_commands_and_their_replies() -> None:
 
 async def test_a_bad_block_check_or_parity_is_not_actioned() -> None:
     async with MillenniumEmulator() as emu:
-        with host_on(emu.path) as host:
+        with Host(emu.path) as host:
             host.send("W0201")
             await until(lambda: emu.received == ["W0201"])
             bad_check = bytearray(wire("V"))
@@ -132,7 +101,7 @@ async def test_a_bad_block_check_or_parity_is_not_actioned() -> None:
 
 async def test_reports_on_change_only_once_set_so() -> None:
     async with MillenniumEmulator() as emu:
-        with host_on(emu.path) as host:
+        with Host(emu.path) as host:
             host.send("W0203")
             await host.reply_where(lambda t: t[0] == "w")
             await host.quiet(0.2)
@@ -149,7 +118,7 @@ async def test_reports_on_change_only_once_set_so() -> None:
 
 async def test_debounced_reports_wait_for_a_still_board() -> None:
     async with MillenniumEmulator(speed=4.0) as emu:
-        with host_on(emu.path) as host:
+        with Host(emu.path) as host:
             host.send("W0207")  # on change, 5-scan debounce
             await host.reply_where(lambda t: t[0] == "w")
             await host.quiet(0.1)
@@ -163,7 +132,7 @@ async def test_debounced_reports_wait_for_a_still_board() -> None:
 
 async def test_leds_light_the_corners_of_squares() -> None:
     async with MillenniumEmulator() as emu:
-        with host_on(emu.path) as host:
+        with Host(emu.path) as host:
             host.send("W0201")
             codes = ["00"] * 81
             # §4: LED 1 at the vendor frame's A8 corner = the players' h1 outer corner; the
@@ -180,14 +149,14 @@ async def test_leds_light_the_corners_of_squares() -> None:
 
 async def test_a_board_set_up_from_blacks_side() -> None:
     async with MillenniumEmulator(rotated=True) as emu:
-        with host_on(emu.path) as host:
+        with Host(emu.path) as host:
             assert await host.reply() == "s" + START_STATUS[::-1]
         assert emu.position["e2"] == "P"
 
 
 async def test_unplug_and_plug_keep_the_e2rom() -> None:
     async with MillenniumEmulator() as emu:
-        with host_on(emu.path) as host:
+        with Host(emu.path) as host:
             host.send("W0203")
             await until(lambda: emu.e2rom[2] == 3)
         path = emu.path
@@ -195,7 +164,7 @@ async def test_unplug_and_plug_keep_the_e2rom() -> None:
         assert not await asyncio.to_thread(os.path.exists, path)
         await emu.plug()
         assert await asyncio.to_thread(os.path.exists, path)
-        with host_on(emu.path) as host:
+        with Host(emu.path) as host:
             await host.quiet(0.2)
             host.buffer.clear()
             assert await host.quiet(0.2) == b"", "mode 3 survived the power cycle: silent"
@@ -246,15 +215,10 @@ async def test_the_link_identifies_the_board_and_reports_changes() -> None:
             await link.close()
 
 
-async def test_a_silent_port_is_not_a_millennium_board() -> None:
-    master, slave = os.openpty()
-    try:
-        link = MillenniumSerialLink(os.ttyname(slave), lambda _: None, identify_timeout=0.5)
-        with pytest.raises(NotABoardError, match="no Millennium board answered"):
-            await link.open()
-    finally:
-        os.close(master)
-        os.close(slave)
+async def test_a_silent_port_is_not_a_millennium_board(silent_port: str) -> None:
+    link = MillenniumSerialLink(silent_port, lambda _: None, identify_timeout=0.5)
+    with pytest.raises(NotABoardError, match="no Millennium board answered"):
+        await link.open()
 
 
 async def test_a_missing_port_is_one_clear_line() -> None:

@@ -18,28 +18,25 @@ from tests.cli import chessbridge
 pytestmark = pytest.mark.pty
 
 
-async def test_every_serial_family_is_found_with_the_uri_to_paste(tmp_path: Path) -> None:
-    master, slave = os.openpty()
-    silent = os.ttyname(slave)
-    try:
-        async with (
-            DgtEmulator(serial="04321", version=(1, 7)) as dgt,
-            MillenniumEmulator(version=(1, 3)) as millennium,
-            CertaboEmulator(interval=0.25) as certabo,
-        ):
-            ports = [dgt.path, millennium.path, certabo.path, silent]
-            proc = await chessbridge(
-                "scan",
-                "--timeout",
-                "1",
-                *(arg for port in ports for arg in ("--port", port)),
-                env={**os.environ, "CHESSBRIDGE_BLE_RADIO": str(tmp_path / "no-radio")},
-            )
-            out, err = await asyncio.wait_for(proc.communicate(), 60)
-            assert millennium.e2rom[2] == 0, "scanning writes nothing to a Millennium board"
-    finally:
-        os.close(master)
-        os.close(slave)
+async def test_every_serial_family_is_found_with_the_uri_to_paste(
+    tmp_path: Path, silent_port: str
+) -> None:
+    silent = silent_port
+    async with (
+        DgtEmulator(serial="04321", version=(1, 7)) as dgt,
+        MillenniumEmulator(version=(1, 3)) as millennium,
+        CertaboEmulator(interval=0.25) as certabo,
+    ):
+        ports = [dgt.path, millennium.path, certabo.path, silent]
+        proc = await chessbridge(
+            "scan",
+            "--timeout",
+            "1",
+            *(arg for port in ports for arg in ("--port", port)),
+            env={**os.environ, "CHESSBRIDGE_BLE_RADIO": str(tmp_path / "no-radio")},
+        )
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+        assert millennium.e2rom[2] == 0, "scanning writes nothing to a Millennium board"
     assert proc.returncode == 0, err.decode()
     assert out.decode().splitlines() == [
         f"dgt:{ports[0]}\tDGT e-board\t(serial port, serial number 04321, firmware 1.07)",

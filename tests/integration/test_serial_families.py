@@ -8,6 +8,7 @@ squares to put right.
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import signal
 from collections.abc import AsyncIterator
@@ -23,6 +24,7 @@ from drivers import create_link, parse_board_uri
 from drivers.certabo.emulator import CertaboEmulator
 from drivers.choreography import Style
 from drivers.millennium.emulator import MillenniumEmulator
+from tests import emulated
 from tests.cli import chessbridge
 from tests.conftest import Mosquitto, Subscribe, Subscription
 from tests.integration.test_end_to_end import daemon, payloads_on
@@ -81,10 +83,7 @@ async def play_to(emu: Emulator, board: chess.Board, rng: random.Random, plies: 
         board.push(move)
 
 
-async def until(condition: Any) -> None:  # a zero-argument predicate
-    async with asyncio.timeout(WAIT):
-        while not condition():  # noqa: ASYNC110  # polls emulator state; there is no event to await
-            await asyncio.sleep(0.01)
+until = functools.partial(emulated.until, within=WAIT, every=0.01)
 
 
 @pytest.mark.parametrize("family", ["millennium", "certabo"])
