@@ -35,6 +35,7 @@ from tests.conftest import (
     Received,
     SmallDisk,
     Subscribe,
+    Subscription,
 )
 from tests.integration.test_end_to_end import run_argv
 
@@ -251,6 +252,24 @@ def start_clock(emu: DgtEmulator) -> None:
     emu.set_clock(600, 600, running=press_side(chess.WHITE))
 
 
+@contextlib.asynccontextmanager
+async def playing(
+    broker: Mosquitto, subscribe: Subscribe, table_id: str, directory: Path, *, clock: bool = True
+) -> AsyncIterator[tuple[DgtEmulator, Subscription, Daemon]]:
+    """An emulated DGT board, a subscriber to the table's topics and ``chessbridge run`` for
+    them (state in ``directory``/state); yielded once the table is online with its board
+    connected, the clock started."""
+    async with (
+        DgtEmulator(speed=SPEED) as emu,
+        subscribe(broker, f"chessbridge/1/table/{table_id}/#") as sub,
+        daemon(f"dgt:{emu.path}", table_id, broker.url, directory / "state") as table,
+    ):
+        await online_and_connected(sub)
+        if clock:
+            start_clock(emu)
+        yield emu, sub, table
+
+
 # --- (a) the broker stops in the middle of a game ---------------------------------------------
 
 
@@ -360,13 +379,7 @@ async def test_a_daemon_killed_mid_game_resumes_the_same_game_in_a_new_epoch(
     # White presses first after the restart (see the test below for Black first).
     rng = random.Random(2 + gap)
     board = chess.Board()
-    async with (
-        DgtEmulator(speed=SPEED) as emu,
-        mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/#") as sub,
-        daemon(f"dgt:{emu.path}", table_id, mosquitto.url, tmp_path / "state") as table,
-    ):
-        await online_and_connected(sub)
-        start_clock(emu)
+    async with playing(mosquitto, mqtt_subscribe, table_id, tmp_path) as (emu, sub, table):
         await play_until(emu, board, rng, before, sub)
         await asyncio.sleep(0.1)  # the press after the last move reaches the daemon
         first_run = list(sub.messages)
@@ -407,13 +420,7 @@ async def test_after_a_restart_black_pressing_first_is_black(
 ) -> None:
     rng = random.Random(6)
     board = chess.Board()
-    async with (
-        DgtEmulator(speed=SPEED) as emu,
-        mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/#") as sub,
-        daemon(f"dgt:{emu.path}", table_id, mosquitto.url, tmp_path / "state") as table,
-    ):
-        await online_and_connected(sub)
-        start_clock(emu)
+    async with playing(mosquitto, mqtt_subscribe, table_id, tmp_path) as (emu, sub, table):
         await play_until(emu, board, rng, 2, sub)  # 1. e4 e5, both clocks pressed
         await asyncio.sleep(0.1)
         await table.kill()
@@ -513,14 +520,7 @@ async def test_a_board_unplugged_and_plugged_back_loses_no_move(
     rng = random.Random(4 + gap)
     board = chess.Board()
     before = 15
-    topic = f"chessbridge/1/table/{table_id}/#"
-    async with (
-        DgtEmulator(speed=SPEED) as emu,
-        mqtt_subscribe(mosquitto, topic) as sub,
-        daemon(f"dgt:{emu.path}", table_id, mosquitto.url, tmp_path / "state") as table,
-    ):
-        await online_and_connected(sub)
-        start_clock(emu)
+    async with playing(mosquitto, mqtt_subscribe, table_id, tmp_path) as (emu, sub, table):
         await play_until(emu, board, rng, before, sub)
 
         await emu.unplug()
@@ -647,13 +647,7 @@ async def test_random_and_mutated_bytes_between_messages_change_nothing(
             await emu.inject(garbage(noise, size))
             sent += size
 
-    async with (
-        DgtEmulator(speed=SPEED) as emu,
-        mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/#") as sub,
-        daemon(f"dgt:{emu.path}", table_id, mosquitto.url, tmp_path / "state") as table,
-    ):
-        await online_and_connected(sub)
-        start_clock(emu)
+    async with playing(mosquitto, mqtt_subscribe, table_id, tmp_path) as (emu, sub, table):
         await inject()
         await play_until(emu, board, rng, len(GAME), sub, between=inject)
         await sub.wait_for(lambda m: bool(payloads(m, "event/result")), within=WAIT)
@@ -698,14 +692,7 @@ async def test_a_full_disk_loses_nothing_and_is_said_on_status(
 ) -> None:
     rng = random.Random(8)
     board = chess.Board()
-    state = small_disk.path / "state"
-    async with (
-        DgtEmulator(speed=SPEED) as emu,
-        mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/#") as sub,
-        daemon(f"dgt:{emu.path}", table_id, mosquitto.url, state) as table,
-    ):
-        await online_and_connected(sub)
-        start_clock(emu)
+    async with playing(mosquitto, mqtt_subscribe, table_id, small_disk.path) as (emu, sub, table):
         await play_until(emu, board, rng, 8, sub)
 
         small_disk.fill()
@@ -741,14 +728,7 @@ async def test_a_restart_on_a_full_disk_comes_online_and_plays_on(
     """The crash loop at the epoch increment: the reserve makes room for it."""
     rng = random.Random(9)
     board = chess.Board()
-    state = small_disk.path / "state"
-    async with (
-        DgtEmulator(speed=SPEED) as emu,
-        mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/#") as sub,
-        daemon(f"dgt:{emu.path}", table_id, mosquitto.url, state) as table,
-    ):
-        await online_and_connected(sub)
-        start_clock(emu)
+    async with playing(mosquitto, mqtt_subscribe, table_id, small_disk.path) as (emu, sub, table):
         await play_until(emu, board, rng, 6, sub)
         await asyncio.sleep(0.1)
         small_disk.fill()
@@ -776,12 +756,11 @@ async def test_a_hostile_request_cannot_forge_a_log_line(
 ) -> None:
     forged = "\nchessbridge: ERROR board lost, call the arbiter\x1b[1A\x1b[2K\x07"
     request = {"transaction": "t\n\x1b]0;owned\x07", "expires_at": 4102444800, forged: 1}
-    async with (
-        DgtEmulator(speed=SPEED) as emu,
-        mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/#") as sub,
-        daemon(f"dgt:{emu.path}", table_id, mosquitto.url, tmp_path / "state") as table,
+    async with playing(mosquitto, mqtt_subscribe, table_id, tmp_path, clock=False) as (
+        _,
+        sub,
+        table,
     ):
-        await online_and_connected(sub)
         topic = f"chessbridge/1/table/{table_id}/request/takeback"
         await sub.client.publish(topic, json.dumps(request).encode(), qos=1)
         await sub.wait_for(lambda m: bool(payloads(m, "response/takeback")), within=WAIT)
@@ -810,13 +789,7 @@ async def test_impossible_board_identity_never_reaches_the_retained_board(
         _frame(0x93, bytes([127, 127])),  # VERSION 127.127
         _frame(0x92, b"DGT\x1b]0;owned\x07"),  # TRADEMARK: a terminal title escape
     ]
-    async with (
-        DgtEmulator(speed=SPEED) as emu,
-        mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/#") as sub,
-        daemon(f"dgt:{emu.path}", table_id, mosquitto.url, tmp_path / "state") as table,
-    ):
-        await online_and_connected(sub)
-        start_clock(emu)
+    async with playing(mosquitto, mqtt_subscribe, table_id, tmp_path) as (emu, sub, table):
         await play_until(emu, board, rng, 4, sub)
         for frame in hostile:
             await emu.inject(frame)
