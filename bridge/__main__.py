@@ -9,7 +9,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 from bridge import __version__, logs
@@ -350,11 +350,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
         state_dir=state_dir,
         config=config,
     )
-    return asyncio.run(_run(options))
+    return _until_signalled(lambda stop: _run(options, stop))
 
 
-async def _run(options: DaemonOptions) -> int:
-    stop = _stop_on_signals()
+async def _run(options: DaemonOptions, stop: asyncio.Event) -> int:
     try:
         daemon = TableDaemon(options)
     except (OutboxLockedError, OutboxUnavailableError, OSError) as exc:
@@ -372,6 +371,15 @@ async def _run(options: DaemonOptions) -> int:
         print(f"chessbridge: {exc}", file=sys.stderr)
         return EXIT_CONFIG
     return 0
+
+
+def _until_signalled(main: Callable[[asyncio.Event], Awaitable[int]]) -> int:
+    """Run ``main(stop)`` on a new event loop, ``stop`` set by SIGINT or SIGTERM; its exit code."""
+
+    async def run() -> int:
+        return await main(_stop_on_signals())
+
+    return asyncio.run(run())
 
 
 def _stop_on_signals() -> asyncio.Event:
@@ -413,11 +421,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         print(f"chessbridge: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
-    async def demo() -> int:
-        return await run_demo(options, stop=_stop_on_signals())
-
     try:
-        return asyncio.run(demo())
+        return _until_signalled(lambda stop: run_demo(options, stop=stop))
     except DemoError as exc:
         print(f"chessbridge: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -430,21 +435,20 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     if config is None:
         return EXIT_USAGE
 
-    async def view() -> int:
-        return await watch(
+    return _until_signalled(
+        lambda stop: watch(
             _broker(args, config),
             table=args.table,
             plain=args.plain,
             username=config.broker.username,
             password=config.broker.password,
-            stop=_stop_on_signals(),  # SIGTERM and Ctrl-C end the view cleanly, exit 0
+            stop=stop,  # SIGTERM and Ctrl-C end the view cleanly, exit 0
             ca_file=config.broker.ca_file,
             cert_file=config.broker.cert_file,
             key_file=config.broker.key_file,
             room_view=args.room,
         )
-
-    return asyncio.run(view())
+    )
 
 
 def _cmd_relay(args: argparse.Namespace) -> int:
@@ -453,16 +457,15 @@ def _cmd_relay(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     from bridge.relay.run import run_relay  # aiohttp: only the relay needs it
 
-    async def serve() -> int:
-        return await run_relay(
+    return _until_signalled(
+        lambda stop: run_relay(
             broker=_broker(args, config),
             http=args.http,
             config=config,
             state_dir=args.state_dir,
-            stop=_stop_on_signals(),
+            stop=stop,
         )
-
-    return asyncio.run(serve())
+    )
 
 
 def _cmd_send(args: argparse.Namespace) -> int:
@@ -490,18 +493,17 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
         print("chessbridge: --speed must be positive", file=sys.stderr)
         return EXIT_USAGE
 
-    async def serve() -> int:
-        return await emulate(
+    return _until_signalled(
+        lambda stop: emulate(
             args.family,
             speed=args.speed,
             clock=not args.no_clock,
             rotated=args.rotated,
             play=args.play,
             radio=args.radio,
-            stop=_stop_on_signals(),
+            stop=stop,
         )
-
-    return asyncio.run(serve())
+    )
 
 
 def _cmd_scan(args: argparse.Namespace) -> int:
