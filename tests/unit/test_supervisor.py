@@ -25,11 +25,9 @@ from drivers.events import (
     SquareEmptied,
 )
 from drivers.link import (
-    BatteryGauge,
     BoardLink,
-    ClockControl,
+    Capabilities,
     EventCallback,
-    LedDisplay,
     RecoveredStep,
     StoredPress,
 )
@@ -60,7 +58,9 @@ class ScriptedBoard:
         return link
 
 
-class ScriptedLink:
+class ScriptedLink(Capabilities):
+    """A link with a memory and nothing else (its other capabilities: ``Capabilities``')."""
+
     def __init__(self, board: ScriptedBoard, on_event: EventCallback, opens: bool) -> None:
         self.board = board
         self.on_event = on_event
@@ -74,18 +74,6 @@ class ScriptedLink:
     @property
     def memory(self) -> ScriptedLink:
         return self
-
-    @property
-    def clock(self) -> ClockControl | None:
-        return None
-
-    @property
-    def leds(self) -> LedDisplay | None:
-        return None
-
-    @property
-    def battery(self) -> BatteryGauge | None:
-        return None
 
     async def recall(self, last_seen: Sequence[Occupant | None]) -> list[RecoveredStep] | None:
         self.board.recalled_with.append(list(last_seen))
