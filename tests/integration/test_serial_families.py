@@ -46,8 +46,10 @@ Emulator = MillenniumEmulator | CertaboEmulator
 
 @asynccontextmanager
 async def table(
-    family: str, sub_broker: Mosquitto, table_id: str, tmp_path: Path
-) -> AsyncIterator[tuple[Emulator, list[str]]]:
+    family: str, broker: Mosquitto, subscribe: Subscribe, table_id: str, tmp_path: Path
+) -> AsyncIterator[tuple[Emulator, Subscription]]:
+    """An emulated board of ``family``, a subscriber to the table's topics and ``chessbridge
+    run`` for them; yielded once the board is connected."""
     emu: Emulator
     extra: list[str] = []
     if family == "millennium":
@@ -57,8 +59,13 @@ async def table(
         config = tmp_path / "certabo.toml"
         config.write_text("[engine]\ndwell = 0.3\nflicker = 0.15\n")
         extra = ["--config", str(config)]
-    async with emu:
-        yield emu, extra
+    async with (
+        emu,
+        subscribe(broker, f"chessbridge/1/table/{table_id}/#") as sub,
+        daemon(f"{family}:{emu.path}", table_id, broker.url, tmp_path / "state", *extra),
+    ):
+        await sub.wait_for(lambda _: "connected" in board_states(sub), within=WAIT)
+        yield emu, sub
 
 
 def moves(sub: Subscription) -> list[dict[str, Any]]:
@@ -92,12 +99,7 @@ async def test_a_whole_game_with_the_cable_pulled_in_the_middle(
 ) -> None:
     rng = random.Random(9)
     board = chess.Board()
-    async with (
-        table(family, mosquitto, table_id, tmp_path) as (emu, extra),
-        mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/#") as sub,
-        daemon(f"{family}:{emu.path}", table_id, mosquitto.url, tmp_path / "state", *extra),
-    ):
-        await sub.wait_for(lambda _: "connected" in board_states(sub), within=WAIT)
+    async with table(family, mosquitto, mqtt_subscribe, table_id, tmp_path) as (emu, sub):
         for ply in range(1, UNPLUGGED_AT + 1):
             await play_to(emu, board, rng, ply)
             await sub.wait_for(lambda _, n=ply: len(moves(sub)) >= n, within=WAIT)  # type: ignore[misc]
@@ -144,12 +146,7 @@ async def test_the_lights_show_the_squares_to_put_right(
 ) -> None:
     rng = random.Random(3)
     board = chess.Board()
-    async with (
-        table(family, mosquitto, table_id, tmp_path) as (emu, extra),
-        mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/#") as sub,
-        daemon(f"{family}:{emu.path}", table_id, mosquitto.url, tmp_path / "state", *extra),
-    ):
-        await sub.wait_for(lambda _: "connected" in board_states(sub), within=WAIT)
+    async with table(family, mosquitto, mqtt_subscribe, table_id, tmp_path) as (emu, sub):
         await play_to(emu, board, rng, 1)  # 1. e4
         await sub.wait_for(lambda _: len(moves(sub)) >= 1, within=WAIT)
         await until(lambda: {"e2", "e4"} <= emu.lit)
