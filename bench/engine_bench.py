@@ -44,7 +44,7 @@ import chess
 from bridge.arbiter.engine import Arbiter, EngineConfig
 from bridge.arbiter.facts import MovePlayed
 from drivers import BLE_DWELL, BLE_FLICKER
-from drivers.choreography import Lift, Place, Step, Style, steps
+from drivers.choreography import Lift, Style, occupancy_steps, steps
 from drivers.events import UNKNOWN, ClockReading, ClockSide, SquareEmptied, SquareOccupied
 
 Event = SquareEmptied | SquareOccupied | ClockReading
@@ -204,7 +204,7 @@ def play(spec: StreamSpec, moves: list[chess.Move], rng: random.Random) -> Game:
         style = rng.choice(spec.styles)
         seq = steps(board, move, style)
         if spec.occupancy:
-            seq = _occupancy_steps(board, seq)
+            seq = occupancy_steps(board, seq)
         slide = style is Style.SLIDE and len(seq) > 2 + board.is_capture(move)
         for i, step in enumerate(seq):
             t += rng.uniform(*(SLIDE_GAP if slide else HAND_GAP))
@@ -222,21 +222,6 @@ def play(spec: StreamSpec, moves: list[chess.Move], rng: random.Random) -> Game:
             out.append(Timed(_reading(times, high, t), "press"))
         board.push(move)
     return Game(tuple(moves), tuple(out))
-
-
-def _occupancy_steps(board: chess.Board, seq: list[Step]) -> list[Step]:
-    """``seq`` as an occupancy board sees it: a piece pushing a victim off empties the square."""
-    out: list[Step] = []
-    occupied = set(chess.SquareSet(board.occupied))
-    for step in seq:
-        if isinstance(step, Place) and step.square in occupied:
-            out.append(Lift(step.square))
-        out.append(step)
-        if isinstance(step, Lift):
-            occupied.discard(step.square)
-        else:
-            occupied.add(step.square)
-    return out
 
 
 def _reading(times: dict[ClockSide, int], high: ClockSide, at: float) -> ClockReading:

@@ -98,6 +98,20 @@ def _path(origin: chess.Square, target: chess.Square) -> list[chess.Square]:
     return sorted(squares, key=lambda sq: chess.square_distance(origin, sq))
 
 
+def occupancy_steps(board: chess.Board, seq: list[Step]) -> list[Step]:
+    """``seq`` as a board that senses occupancy only sees it: a hand putting a piece on an
+    occupied square takes the piece there off first, so the square reads empty for a moment."""
+    out: list[Step] = []
+    occupied = board.occupied
+    for step in seq:
+        bit = chess.BB_SQUARES[step.square]
+        if isinstance(step, Place) and occupied & bit:
+            out.append(Lift(step.square))
+        out.append(step)
+        occupied = occupied & ~bit if isinstance(step, Lift) else occupied | bit
+    return out
+
+
 def to_events(
     seq: list[Step], start: float, interval: float
 ) -> list[SquareEmptied | SquareOccupied]:
