@@ -60,6 +60,17 @@ simultaneous: neither is first. Several pieces off in one scan were knocked, not
 ``displaced_pieces`` alert, no obligation. A piece put back on its square is an adjustment,
 legal only if announced (j'adoube, 4.2), which a board cannot hear: the alert says so.
 
+Boards that sense occupancy only (a DGT Pegasus; a Certabo tag not learnt) report a piece put
+down as UNKNOWN. The engine takes the piece the move needs (``_infer``): the one in hand, or the
+one whose square reads empty where the game has a piece, the side to move's first and of those
+one that can go there. A pawn reaching its last rank is taken as a queen: the promotion is
+assumed (the move says ``promotion_assumed``) until an arbiter corrects it, and waits for the
+dwell, since the pawn itself may be on the square for a moment before the new piece. Touches and
+releases are judged as on any board: a lift is a lift. A full reading of such a board (a
+reconnect) is explained by the one line of one or two legal plies that leaves the same squares
+occupied (``_read_unknown``); when none or several do, nothing is recorded and the reading is
+unexplained, as on any board.
+
 Time is never read: every entry point takes ``now`` (seconds, any monotonic origin) and
 ``next_deadline()`` says when ``handle_timer(now)`` must be called, as aioquic does.
 
@@ -111,6 +122,7 @@ from drivers.events import (
     Occupant,
     SquareEmptied,
     SquareOccupied,
+    UnknownPiece,
 )
 from drivers.link import RecoveredStep, StoredPress
 
@@ -192,6 +204,8 @@ class Arbiter(Irregularities):
         """When the board last changed (kept by ``set_game``: a correction is not a change)."""
         start = board if board is not None else chess.Board()
         self._physical: list[chess.Piece | None] = [start.piece_at(sq) for sq in chess.SQUARES]
+        self._inferred: set[chess.Square] = set()
+        """Squares whose piece the board reported as UNKNOWN: ``_physical`` holds the inference."""
         self.illegal_counts: dict[chess.Color, int] = {chess.WHITE: 0, chess.BLACK: 0}
         self._bursts = Bursts(self.config.same_scan)
         self.set_game(start)
@@ -216,6 +230,11 @@ class Arbiter(Irregularities):
         self._alert_ids = 0
         self._game: list[chess.Piece | None] = [self.board.piece_at(sq) for sq in chess.SQUARES]
         self._ranks = [positions.rank_text(self._game, rank) for rank in range(8)]
+        for sq in self._inferred:
+            # A piece the board cannot identify is what the game now says it is (an arbiter's
+            # correction of an assumed promotion, a takeback).
+            if self._physical[sq] is not None and self._game[sq] is not None:
+                self._physical[sq] = self._game[sq]
         self._diff = {sq for sq in chess.SQUARES if self._physical[sq] != self._game[sq]}
         self._reset_turn()
         # A board that differs from a game just set (a takeback, a correction) is the players'
@@ -234,7 +253,9 @@ class Arbiter(Irregularities):
         """Take one physical event; return the facts it establishes."""
         match event:
             case SquareEmptied(square=square):
-                return self._on_square(self._frame(square), None, now, event.at)
+                square = self._frame(square)
+                self._inferred.discard(square)
+                return self._on_square(square, None, now, event.at)
             case SquareOccupied(square=square, piece=piece):
                 square = self._frame(square)
                 return self._on_square(square, self._identify(square, piece), now, event.at)
@@ -361,7 +382,11 @@ class Arbiter(Irregularities):
                     continue
                 square, occupant = step
                 framed = self._frame(square)
-                piece = None if occupant is None else self._identify(framed, occupant)
+                if occupant is None:
+                    self._inferred.discard(framed)
+                    piece = None
+                else:
+                    piece = self._identify(framed, occupant)
                 facts.extend(self._on_square(framed, piece, t, now))
             cand = self._candidate
             if cand is not None:
@@ -464,23 +489,51 @@ class Arbiter(Irregularities):
         return facts
 
     def _identify(self, square: chess.Square, occupant: Occupant) -> chess.Piece:
-        """The piece on ``square`` (player's frame): as sensed, or inferred if unknown.
-
-        A board that senses only occupancy cannot say which piece was put down. The piece is
-        the one in hand: the last piece lifted this ply whose square is still empty, the side to
-        move's first; with none in hand, the piece the game has there.
-        """
+        """The piece put on ``square`` (player's frame): as sensed, or inferred if unknown."""
         if isinstance(occupant, chess.Piece):
+            self._inferred.discard(square)
             return occupant
-        in_hand = [
-            piece for sq, (piece, _) in self._ply.lifted.items() if self._physical[sq] is None
+        self._inferred.add(square)
+        return self._infer(square)
+
+    def _infer(self, square: chess.Square) -> chess.Piece:
+        """The piece an occupancy-only board put on ``square``: the one the move needs.
+
+        The candidates are the pieces in hand (lifted this ply, their squares still empty; the
+        last lifted first), then those of the squares that read empty where the game has a
+        piece (lifted unseen, before a reconnect or a restart). The side to move's come first,
+        and of them the first that can go to ``square`` (or was lifted from it). A pawn of the
+        side to move reaching its last rank becomes a queen: a promotion the board cannot sense,
+        assumed (the move says so) until an arbiter corrects it. With no candidate: the piece
+        the game has there, else a pawn of the side to move.
+        """
+        turn = self.board.turn
+        candidates = [
+            (sq, piece)
+            for sq, (piece, _) in reversed(self._ply.lifted.items())
+            if self._physical[sq] is None
         ]
-        for piece in reversed(in_hand):
-            if piece.color == self.board.turn:
-                return piece
-        if in_hand:
-            return in_hand[-1]
-        return self._game[square] or chess.Piece(chess.PAWN, self.board.turn)
+        for sq in self._diff:
+            piece = self._game[sq]
+            if piece is not None and self._physical[sq] is None and sq not in self._ply.lifted:
+                candidates.append((sq, piece))
+        own = [(sq, piece) for sq, piece in candidates if piece.color == turn]
+        if not own:
+            if candidates:
+                return candidates[0][1]
+            return self._game[square] or chess.Piece(chess.PAWN, turn)
+        _, piece = next(
+            (c for c in own if c[0] == square or self._reaches(c[0], c[1], square)), own[0]
+        )
+        if piece.piece_type == chess.PAWN and chess.square_rank(square) == (7 if turn else 0):
+            return chess.Piece(chess.QUEEN, turn)
+        return piece
+
+    def _reaches(self, origin: chess.Square, piece: chess.Piece, square: chess.Square) -> bool:
+        """Whether ``piece`` may go from ``origin`` to ``square`` in the game (pseudo-legally)."""
+        last = chess.square_rank(square) == (7 if piece.color == chess.WHITE else 0)
+        promotion = chess.QUEEN if piece.piece_type == chess.PAWN and last else None
+        return self.board.is_pseudo_legal(chess.Move(origin, square, promotion))
 
     def _pending(
         self,
@@ -528,10 +581,12 @@ class Arbiter(Irregularities):
                 self.rotated = True
         if self.rotated:
             sensed = sensed[::-1]
-        squares = [
-            None if occupant is None else self._identify(sq, occupant)
-            for sq, occupant in zip(chess.SQUARES, sensed, strict=True)
-        ]
+        line: tuple[chess.Move, ...] | None = None
+        self._inferred = {sq for sq in chess.SQUARES if isinstance(sensed[sq], UnknownPiece)}
+        if self._inferred:
+            line, squares = self._read_unknown(sensed)
+        else:  # every piece identified
+            squares = [occupant for occupant in sensed if not isinstance(occupant, UnknownPiece)]
         self._physical = squares
         self._diff = {sq for sq in chess.SQUARES if squares[sq] != self._game[sq]}
         stood = None if self._irregular is None else self._irregular.stood
@@ -543,7 +598,80 @@ class Arbiter(Irregularities):
         if not self._diff or self.result is not None:
             self._irregular = None
             return []
+        if self._inferred:
+            if line is None:
+                self._unexplained = now
+                return []
+            return self._record_line(line, now)
         return self._reconstruct(now)
+
+    def _read_unknown(
+        self, sensed: Sequence[Occupant | None]
+    ) -> tuple[tuple[chess.Move, ...] | None, list[chess.Piece | None]]:
+        """A full reading with pieces the board cannot identify: what stands where, and how.
+
+        The reading fits a position when the same squares are occupied and every piece the
+        board did identify is that position's. If the game fits, the unknown pieces are the
+        game's. Otherwise every line of one or two legal plies is tried (a promotion onto a
+        square read as unknown only to a queen, see ``_infer``): if exactly one fits, its moves
+        were made while nobody listened, and the pieces are that position's. If none or several
+        fit, nothing is recorded (a capture by the same piece on either of two squares leaves
+        the same squares occupied): the unknown pieces are the game's where it has one, a pawn
+        of the side to move elsewhere, and the board stays unexplained.
+        """
+        board = self.board
+        occupied = 0
+        known: list[tuple[chess.Square, chess.Piece]] = []
+        for sq, occupant in enumerate(sensed):
+            if occupant is not None:
+                occupied |= chess.BB_SQUARES[sq]
+                if isinstance(occupant, chess.Piece):
+                    known.append((sq, occupant))
+
+        def fits() -> bool:
+            return board.occupied == occupied and all(board.piece_at(sq) == p for sq, p in known)
+
+        def plies() -> list[chess.Move]:
+            return [
+                m
+                for m in board.legal_moves
+                if m.promotion in (None, chess.QUEEN) or m.to_square not in self._inferred
+            ]
+
+        lines: list[tuple[chess.Move, ...]] = []
+        if not fits():
+            for first in plies():
+                board.push(first)
+                if fits():
+                    lines.append((first,))
+                # One more ply changes at most four squares (castling).
+                if chess.popcount(board.occupied ^ occupied) <= 4:
+                    for second in plies():
+                        board.push(second)
+                        if fits():
+                            lines.append((first, second))
+                        board.pop()
+                board.pop()
+                if len(lines) > 1:
+                    break
+        turn = board.turn
+        if len(lines) == 1:
+            for move in lines[0]:
+                board.push(move)
+            squares = [board.piece_at(sq) for sq in chess.SQUARES]
+            for _ in lines[0]:
+                board.pop()
+            return lines[0], squares
+        line = () if not lines and fits() else None
+        squares = [
+            None
+            if occupant is None
+            else occupant
+            if isinstance(occupant, chess.Piece)
+            else self._game[sq] or chess.Piece(chess.PAWN, turn)
+            for sq, occupant in enumerate(sensed)
+        ]
+        return line, squares
 
     def _reconstruct(self, now: float) -> list[Fact]:
         """Moves made while nobody listened: one or two plies that alone explain the board.
@@ -567,6 +695,10 @@ class Arbiter(Irregularities):
             line = self._two_plies()
         if line is None:
             return None
+        return self._record_line(line, now)
+
+    def _record_line(self, line: tuple[chess.Move, ...], now: float) -> list[Fact]:
+        """Record moves made while nobody listened (whether they were pressed is not known)."""
         self._unexplained = None
         facts: list[Fact] = []
         for move in line:
@@ -793,7 +925,11 @@ class Arbiter(Irregularities):
         self._unexplained = None
         cand = Candidate(move, now + self.config.dwell, revision)
         base = self._prev_board() if revision else self.board
-        if positions.is_ambiguous(base, move):
+        # A promotion the board cannot see may still be the pawn, about to be swapped for the
+        # new piece: it waits for the dwell like a piece that may slide on.
+        if positions.is_ambiguous(base, move) or (
+            move.promotion and move.to_square in self._inferred
+        ):
             self._candidate = cand
             return []
         return self._record(cand, CompletedBy.RELEASE, now)
@@ -888,6 +1024,7 @@ class Arbiter(Irregularities):
                 completed_by=by,
                 clock=self.clock_times(),
                 supersedes=cand.revision,
+                promotion_assumed=move.promotion is not None and move.to_square in self._inferred,
                 at=now,
             ),
             *alerts,

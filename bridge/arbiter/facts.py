@@ -42,6 +42,8 @@ class MovePlayed(msgspec.Struct, frozen=True, kw_only=True):
     clock: ClockTimes | None
     supersedes: bool
     at: float
+    promotion_assumed: bool = False
+    """A promotion on a board that cannot sense the new piece: a queen, assumed."""
 
 
 class TouchAction(enum.Enum):

@@ -110,6 +110,9 @@ class MoveData(msgspec.Struct, frozen=True, kw_only=True):
     clock: Clocks | None
     completed_by: Literal["release", "clock", "reconstructed"]
     supersedes: bool
+    promotion_assumed: bool = False
+    """A promotion to a queen on a board that cannot sense the new piece (occupancy only):
+    assumed until an arbiter corrects it."""
 
 
 class TouchData(msgspec.Struct, frozen=True, kw_only=True):
@@ -488,6 +491,7 @@ def _move_data(fact: MovePlayed) -> MoveData:
         clock=clocks(fact.clock),
         completed_by=_COMPLETED_BY[fact.completed_by],
         supersedes=fact.supersedes,
+        promotion_assumed=fact.promotion_assumed,
     )
 
 

@@ -59,7 +59,7 @@ def test_occupancy_matcher_follows_the_game() -> None:
     assert run.games_equal + run.wrong >= GAMES
 
 
-@pytest.mark.parametrize("name", [s.name for s in STREAMS if not s.occupancy])
+@pytest.mark.parametrize("name", [s.name for s in STREAMS])
 def test_engine_records_the_played_games(name: str) -> None:
     spec, games = _stream(name)
     run = run_engine(games, spec.config())

@@ -136,6 +136,7 @@ def test_move() -> None:
         "clock": {"white": 5395, "black": 5400, "running": "black"},
         "completed_by": "clock",
         "supersedes": False,
+        "promotion_assumed": False,
     }
 
 
@@ -159,6 +160,30 @@ def test_move_promotion_without_clock() -> None:
     assert data["clock"] is None
     assert data["completed_by"] == "release"
     assert data["supersedes"] is True
+    assert data["promotion_assumed"] is False
+
+
+def test_move_promotion_assumed_on_an_occupancy_board() -> None:
+    fact = msgspec.structs.replace(
+        E2E4,
+        move=chess.Move.from_uci("b7b8q"),
+        san="b8=Q",
+        fen="1Q6/8/8/8/8/8/1k6/2K5 b - - 0 40",
+        promotion_assumed=True,
+    )
+    data = _fact_body(fact)
+    assert isinstance(data, dict)
+    assert (data["uci"], data["promotion_assumed"]) == ("b7b8q", True)
+    decoded = msgspec.json.decode(msgspec.json.encode(data), type=payloads.MoveData)
+    assert decoded.promotion_assumed is True
+
+
+def test_a_move_payload_without_promotion_assumed_reads_as_not_assumed() -> None:
+    # Payloads published before the field existed (a replay, a relay reading an older table).
+    data = msgspec.json.decode(msgspec.json.encode(payloads.fact_data(E2E4)[2]))
+    del data["promotion_assumed"]
+    decoded = msgspec.json.decode(msgspec.json.encode(data), type=payloads.MoveData)
+    assert decoded.promotion_assumed is False
 
 
 @pytest.mark.parametrize("completed_by", list(CompletedBy))
