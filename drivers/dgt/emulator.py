@@ -34,9 +34,11 @@ from drivers._pty import PtyBoard
 
 Side = Literal["left", "right"]
 Mode = Literal["bus", "idle", "update_board", "update", "update_nice"]
-Memory = Literal["log", "empty", "silent"]
+Memory = Literal["log", "empty", "partial", "cut", "silent"]
 """How the board answers EE_MOVES (§1.11): its whole log; only EE_EOF, as a board whose store
-was erased or that keeps none; or not at all, as firmware without the command."""
+was erased or that keeps none; the log's newest part only, as a cyclic store that wrapped over
+its power-up listing (nothing left to read it forward from); the first half of the message and
+then nothing, as an answer cut short; or not at all, as firmware without the command."""
 
 # --- §1.3 host → board commands (single-board mode)
 _CMD_SEND_RESET: Final = 0x40
@@ -137,6 +139,7 @@ _EE_EMPTYBOARD: Final = 0x6D
 _EE_BEGINPOS: Final = 0x6F
 _EE_BEGINPOS_ROT: Final = 0x7A
 _EE_NOP: Final = 0x7F
+_LISTING_LOST: Final = 16  # pieces of the power-up listing a wrapped store has lost
 _EE_BEGINPOS_HYSTERESIS: Final = 2  # more than this many pieces must leave before a new tag
 
 
@@ -274,6 +277,14 @@ class _Eeprom:
 
     def payload(self) -> bytes:
         return b"".join(self._tags) + bytes([_EE_EOF])
+
+    def wrapped_payload(self) -> bytes:
+        """:meth:`payload` as if the store had wrapped over its last power-up listing: the tags
+        after that listing's marker, half of the listing gone with it."""
+        tags = list(self._tags)
+        markers = [i for i, tag in enumerate(tags) if tag[0] == _EE_POWERUP]
+        start = markers[-1] + 1 + _LISTING_LOST if markers else 0
+        return b"".join(tags[start:]) + bytes([_EE_EOF])
 
 
 class _CommandSplitter:
@@ -574,11 +585,17 @@ class DgtEmulator(PtyBoard):
         }
 
     def _send_memory(self) -> None:
-        """§1.11: the EEPROM log and EE_EOF, only EE_EOF, or nothing (see :data:`Memory`)."""
+        """§1.11: the EEPROM log and EE_EOF, only EE_EOF, its newest part, half of the message,
+        or nothing (see :data:`Memory`)."""
         if self.memory == "log":
             self._send(_frame(_MSG_EE_MOVES, self._eeprom.payload()))
         elif self.memory == "empty":
             self._send(_frame(_MSG_EE_MOVES, bytes([_EE_EOF])))
+        elif self.memory == "partial":
+            self._send(_frame(_MSG_EE_MOVES, self._eeprom.wrapped_payload()))
+        elif self.memory == "cut":
+            message = _frame(_MSG_EE_MOVES, self._eeprom.payload())
+            self._send(message[: len(message) // 2])
 
     def _set_mode(self, mode: Mode) -> None:
         self._mode = mode

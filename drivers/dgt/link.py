@@ -43,7 +43,9 @@ STARTUP: Final = (
 
 MEMORY_ANSWER: Final = 2.0
 """Seconds for the board to begin answering EE_MOVES (it does within milliseconds; a firmware
-without the command never does, and then the full board alone must tell what happened)."""
+without the command never does, and then the full board alone must tell what happened), and
+the longest silence in the middle of the answer (its bytes flow without a pause: one that stops
+half-way, cut short, is given up after this silence, not after ``MEMORY_TIMEOUT``)."""
 
 MEMORY_TIMEOUT: Final = 15.0
 """Seconds for the whole memory once it has begun (a full EEPROM takes about 8 s at 9600 baud)."""
@@ -77,6 +79,10 @@ class DgtSerialLink(SerialBoardLink[DgtEvent]):
         self._stored: list[DgtEvent] | None = None
         self._memory_begun = asyncio.Event()
         self._memory_ended = asyncio.Event()
+        self._memory_broken = False
+        """The memory's message ended without its end (interrupted or of an impossible size)."""
+        self._memory_bytes = 0
+        """Bytes received while the memory's message is under way (to tell a pause from flow)."""
         self._board_read = asyncio.Event()
 
     # -- capabilities (drivers.link) ------------------------------------------------------------
@@ -94,13 +100,16 @@ class DgtSerialLink(SerialBoardLink[DgtEvent]):
     async def recall(self, last_seen: Sequence[Occupant | None]) -> list[RecoveredStep] | None:
         """Ask for the board's memory (EE_MOVES) and read what was done since ``last_seen``.
 
-        The answer must begin within ``MEMORY_ANSWER`` seconds and end within
-        ``MEMORY_TIMEOUT``; ``None`` otherwise. When steps are found, the full board is read
-        again after them (see :class:`~drivers.link.BoardMemory`).
+        The answer must begin within ``MEMORY_ANSWER`` seconds, never pause that long, and end
+        within ``MEMORY_TIMEOUT``; ``None`` otherwise, and also when the message ends broken (cut
+        short by another message): the full board alone then tells what happened. When steps are
+        found, the full board is read again after them (see :class:`~drivers.link.BoardMemory`).
         """
         self._stored = []
         self._memory_begun.clear()
         self._memory_ended.clear()
+        self._memory_broken = False
+        self._memory_bytes = 0
         try:
             await self.send(codec.ee_moves())
             answered = await self._memory_answered()
@@ -126,13 +135,29 @@ class DgtSerialLink(SerialBoardLink[DgtEvent]):
                 MEMORY_ANSWER,
             )
             return False
-        try:
-            await asyncio.wait_for(self._memory_ended.wait(), MEMORY_TIMEOUT)
-        except TimeoutError:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + MEMORY_TIMEOUT
+        seen = -1
+        while not self._memory_ended.is_set():
+            if self._memory_bytes == seen or loop.time() >= deadline:
+                log.warning(
+                    "the memory of the board at %s stopped arriving (%s); ignored: the full "
+                    "board alone tells what happened",
+                    self.path,
+                    f"no byte for {MEMORY_ANSWER:g} s"
+                    if self._memory_bytes == seen
+                    else f"not whole within {MEMORY_TIMEOUT:g} s",
+                )
+                return False
+            seen = self._memory_bytes
+            with contextlib.suppress(TimeoutError):
+                wait = min(MEMORY_ANSWER, max(0.0, deadline - loop.time()))
+                await asyncio.wait_for(self._memory_ended.wait(), wait)
+        if self._memory_broken:
             log.warning(
-                "the memory of the board at %s did not arrive whole within %g s; ignored",
+                "the memory of the board at %s arrived broken (cut short); ignored: the full "
+                "board alone tells what happened",
                 self.path,
-                MEMORY_TIMEOUT,
             )
             return False
         return True
@@ -162,9 +187,20 @@ class DgtSerialLink(SerialBoardLink[DgtEvent]):
         )
 
     def _feed(self, data: bytes, now: float) -> None:
+        # Only an id has its top bit set (§1.4): the memory's id in ``data`` begins its message.
+        under_way = self.codec.receiving == p.MSG_EE_MOVES or p.MSG_EE_MOVES in data
         super()._feed(data, now)
-        if self._stored is not None and self.codec.receiving == p.MSG_EE_MOVES:
+        if self._stored is None or self._memory_ended.is_set():
+            return
+        if self.codec.receiving == p.MSG_EE_MOVES:
             self._memory_begun.set()  # a full memory takes seconds to arrive
+            self._memory_bytes += len(data)
+        elif under_way:
+            # The message began and is no more, with no end decoded: the codec dropped it
+            # (another message cut in, or its size was impossible). Its end ends the wait.
+            self._memory_broken = True
+            self._memory_begun.set()
+            self._memory_ended.set()
 
     def _dispatch(self, event: DgtEvent) -> None:
         """Generic events to the callback; the stored log to :meth:`recall`; acks nowhere."""

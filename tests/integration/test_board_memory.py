@@ -1,19 +1,30 @@
-"""Moves made while the board was unplugged come back from its memory (EE_MOVES) on reconnect."""
+"""Moves made while the board was unplugged come back from its memory (EE_MOVES) on reconnect;
+the link's recall says when the memory cannot tell (nothing stored, the listing overwritten, an
+answer cut short or none)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import random
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import chess
 import pytest
 
 from bridge.demo.game import perform
 from drivers.choreography import Style
-from drivers.dgt.emulator import DgtEmulator
+from drivers.dgt import link as dgt_link
+from drivers.dgt.emulator import DgtEmulator, Memory
+from drivers.dgt.link import DgtSerialLink
+from drivers.errors import LinkError
+from drivers.events import BoardEvent, SquareEmptied
+from drivers.link import StoredPress
 from tests.conftest import Mosquitto, Subscribe, Subscription
+from tests.emulated import DEADLINE, until
 from tests.integration.test_end_to_end import daemon
 
 pytestmark = [pytest.mark.pty, pytest.mark.mosquitto]
@@ -61,3 +72,71 @@ async def test_four_plies_made_while_unplugged_are_recovered(
     assert moves[6]["completed_by"] == "release"
     states = board_states(sub)
     assert states.index("disconnected") < len(states) - 1 - states[::-1].index("connected")
+
+
+# --- the link's recall, whatever the board's memory holds -------------------------------------
+
+START: Final = [chess.Board().piece_at(square) for square in chess.SQUARES]
+D2: Final = chess.D2
+E2: Final = chess.E2
+
+
+@contextlib.asynccontextmanager
+async def reading(emu: DgtEmulator, events: list[BoardEvent]) -> AsyncIterator[DgtSerialLink]:
+    """A DGT link open on ``emu`` and read, its events in ``events``."""
+    link = DgtSerialLink(emu.path, events.append)
+    await link.open()
+    reader = asyncio.create_task(link.run())
+    try:
+        yield link
+    finally:
+        reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError, LinkError):
+            await reader
+        await link.close()
+
+
+async def test_the_memory_gives_the_changes_and_presses_made_since_the_board_was_last_seen() -> (
+    None
+):
+    events: list[BoardEvent] = []
+    async with DgtEmulator() as emu, reading(emu, events) as link:
+        await emu.lift("e2")
+        await emu.place("e4", "P")
+        await emu.press("left")
+        steps = await link.recall(START)
+    assert steps is not None
+    assert [s for s in steps if not isinstance(s, StoredPress)] == [
+        (chess.E2, None),
+        (chess.E4, chess.Piece.from_symbol("P")),
+    ]
+    assert any(isinstance(s, StoredPress) for s in steps)
+
+
+@pytest.mark.parametrize("memory", ["empty", "partial", "cut", "silent"])
+async def test_a_memory_with_nothing_to_read_forward_from_gives_none(memory: Memory) -> None:
+    """Nothing stored, the power-up listing overwritten, an answer cut short half-way, or no
+    answer: the link says it cannot tell (the full board alone then tells what happened)."""
+    events: list[BoardEvent] = []
+    async with DgtEmulator(memory=memory) as emu, reading(emu, events) as link:
+        await emu.lift("e2")
+        await emu.place("e4", "P")
+        assert await link.recall(START) is None
+        await emu.lift("d2")  # the board is read as before
+        await until(lambda: any(isinstance(e, SquareEmptied) and e.square == D2 for e in events))
+
+
+async def test_a_memory_answer_cut_by_another_message_ends_the_wait(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The memory's message interrupted by a field change is the memory's end: the recall gives
+    up then, however long the link would wait for a silent answer, and the change is read."""
+    monkeypatch.setattr(dgt_link, "MEMORY_ANSWER", 3600.0)
+    monkeypatch.setattr(dgt_link, "MEMORY_TIMEOUT", 3600.0)
+    events: list[BoardEvent] = []
+    async with DgtEmulator(memory="cut") as emu, reading(emu, events) as link:
+        recall = asyncio.create_task(link.recall(START))
+        await until(lambda: link.codec.receiving is not None)  # half the memory is in
+        await emu.lift("e2")
+        assert await asyncio.wait_for(recall, DEADLINE) is None
+        await until(lambda: any(isinstance(e, SquareEmptied) and e.square == E2 for e in events))

@@ -457,7 +457,7 @@ HUMAN_THINKING: Final = (1.5, 2.5)
 """Seconds a player thinks before touching a piece, at human pace."""
 
 
-@pytest.mark.parametrize("memory", ["log", "empty", "silent"])
+@pytest.mark.parametrize("memory", ["log", "empty", "partial", "cut", "silent"])
 async def test_moves_made_at_human_pace_while_the_daemon_restarts_are_all_kept(
     mosquitto: Mosquitto,
     mqtt_subscribe: Subscribe,
@@ -466,7 +466,8 @@ async def test_moves_made_at_human_pace_while_the_daemon_restarts_are_all_kept(
     memory: Memory,
 ) -> None:
     """SIGKILL, and the game goes on at human pace while the daemon starts again, whatever the
-    board's memory: its whole log, nothing stored (only the end mark), or no answer at all.
+    board's memory: its whole log, nothing stored (only the end mark), its newest part only (the
+    power-up listing overwritten), an answer cut short half-way, or no answer at all.
 
     Some plies are made before the new daemon reads the board (found in the memory, or read off
     the full board), some while it waits for the memory (held, then judged at the times they
