@@ -37,6 +37,7 @@ from typing import Final
 
 import chess
 
+from drivers import identity
 from drivers.events import BoardEvent, BoardInfo
 from drivers.framing import MAX_RAW_REPORTED, Batch
 from drivers.millennium import protocol as p
@@ -160,8 +161,10 @@ class MillenniumCodec:
             for event in self._readings.feed(_reading(body), out.at):
                 out.emit(event)
         elif letter == p.REPLY_VERSION:
-            major, minor = int(body[:2], 16), int(body[2:], 16)
-            out.emit(BoardInfo(version=f"{major}.{minor:02d}", at=out.at))
+            version = identity.firmware(int(body[:2], 16), int(body[2:], 16))
+            if version is None:
+                return f"with an implausible firmware version {body!r}"
+            out.emit(BoardInfo(version=version, at=out.at))
         else:
             out.emit(Acknowledged(reply=letter, data=body, at=out.at))
         return None

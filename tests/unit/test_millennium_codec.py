@@ -57,6 +57,20 @@ def test_the_version_reply_python_mchess_logged() -> None:
     assert events == [BoardInfo(version="1.03", at=AT)]
 
 
+@pytest.mark.parametrize("body", ["7F7F", "FFFF", "1064", "0A00"])
+def test_an_implausible_firmware_version_is_dropped_as_a_framing_error(body: str) -> None:
+    """A well-framed version reply (parity and block check right) with a version no board has
+    never reaches the retained board (127.127, 255.255, 16.100, 10.00 is kept)."""
+    events = MillenniumCodec().feed(wire("v" + body), AT)
+    major, minor = int(body[:2], 16), int(body[2:], 16)
+    if major <= 15 and minor <= 99:
+        assert events == [BoardInfo(version=f"{major}.{minor:02d}", at=AT)]
+    else:
+        (dropped,) = events
+        assert isinstance(dropped, FrameDropped)
+        assert "implausible firmware version" in dropped.reason
+
+
 def test_the_first_status_is_a_snapshot_then_changes_per_square() -> None:
     mill = MillenniumCodec()
     (snapshot,) = mill.feed(status(START), AT)
