@@ -221,14 +221,18 @@ def parse_broker_url(url: str) -> tuple[str, int, bool]:
 
 
 def redact_url(url: str) -> str:
-    """``url`` with whatever stands before an ``@`` in its authority replaced by ``***``."""
+    """``url`` with whatever stands before its last ``@`` (after the scheme) replaced by ``***``.
+
+    The last ``@`` of the whole rest, not of the authority as a URL parser finds it: a password
+    may hold ``/``, ``?`` or ``#``, which would end the authority before the ``@`` and leave the
+    password's tail in the "path". A broker URL has no path to lose.
+    """
     scheme, sep, rest = url.partition("://")
     if not sep:
         scheme, rest = "", url
-    authority, slash, tail = rest.partition("/")
-    if "@" in authority:
-        authority = "***@" + authority.rpartition("@")[2]
-    return f"{scheme}{sep}{authority}{slash}{tail}"
+    if "@" in rest:
+        rest = "***@" + rest.rpartition("@")[2]
+    return f"{scheme}{sep}{rest}"
 
 
 def check_rules(text: str) -> str:

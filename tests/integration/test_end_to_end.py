@@ -266,7 +266,13 @@ async def test_under_systemd_each_line_has_its_journal_priority(
 
 
 @pytest.mark.parametrize(
-    "url", ["tcp://user:SECRET@broker.lan", "mqtt://user:SECRET@broker.lan/x", "SECRET@broker"]
+    "url",
+    [
+        "tcp://user:SECRET@broker.lan",
+        "mqtt://user:SECRET@broker.lan/x",
+        "SECRET@broker",
+        "tcp://user:SEC/RET@broker.lan",
+    ],
 )
 async def test_a_password_on_the_command_line_is_never_echoed(tmp_path: Path, url: str) -> None:
     code, err = await run_cli(
@@ -274,7 +280,8 @@ async def test_a_password_on_the_command_line_is_never_echoed(tmp_path: Path, ur
     )
     assert code != 0
     assert "broker" in err
-    assert "SECRET" not in err
+    assert "SEC" not in err
+    assert "RET" not in err
 
 
 async def test_an_unreachable_broker_is_retried_and_said(
