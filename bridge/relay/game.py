@@ -204,7 +204,7 @@ class Gaps:
     ``seq`` is per table, increasing, never reused, across restarts (epochs). Two kinds of hole
     are normal and never asked for: the ``seq`` after each ``online`` status (reserved for the
     Will, which the broker sends only if the table is lost), and everything before the first
-    payload this relay saw live.
+    payload this relay saw (live, or from its store after a restart).
     """
 
     def __init__(self) -> None:
@@ -310,7 +310,9 @@ class RelayTable:
         """Fold one payload in; whether anything changed (``False``: a duplicate or stale copy).
 
         ``suffix`` is the topic under the table (``event/move``, ``response/ack_alert``...);
-        ``retained`` says the broker sent a stored copy on subscribing (not live: no gap check).
+        ``retained`` says the broker sent a stored copy on subscribing: no gap check for a
+        table first seen through it, but a table already followed learns from its ``seq`` what
+        was published while the relay was away (a restart, a lost connection).
 
         Raises:
             PayloadError: the payload's ``data`` does not fit its type; nothing changed.
@@ -323,7 +325,10 @@ class RelayTable:
         earlier = self.parts_now() if envelope.type == "game" else None
         response = _response(envelope) if envelope.type == "response" else None
         applied = view.apply(envelope)
-        if not retained:
+        if not retained or self.gaps.high is not None:
+            # A retained copy is no gap check for a table first seen through it; for a table
+            # this relay has followed (before a restart, or a reconnect), a retained payload
+            # with a higher seq shows what was published meanwhile and never came live.
             online = envelope.type == "status" and envelope.data.get("state") == "online"
             self.gaps.saw(envelope.seq, received, online=online)
         if applied is None:

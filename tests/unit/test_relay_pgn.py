@@ -9,7 +9,7 @@ import chess.pgn
 import msgspec
 import pytest
 
-from bridge.relay.game import Gaps, RelayTable, split_game
+from bridge.relay.game import GAP_GRACE, Gaps, RelayTable, split_game
 from bridge.relay.pgn import Broadcast, comment, format_clock, table_pgn, tag, termination
 from bridge.relay.room import Room
 from bridge.views.model import PayloadError
@@ -428,6 +428,28 @@ def test_gaps_ask_for_a_replay_after_the_grace_but_not_for_the_will() -> None:
     gaps.saw(20, 10.0)
     assert gaps.due(15.0) is None  # one replay per table every REPLAY_INTERVAL
     assert gaps.due(25.0) == 17
+
+
+def test_a_retained_copy_newer_than_what_was_seen_is_a_gap_of_a_followed_table() -> None:
+    """A relay back after a restart (or a lost connection) while the table played on: the
+    retained game is all that comes if no move follows; its seq shows what was missed."""
+    feed, table = TableFeed(), RelayTable("t1")
+    fold(table, [feed.snapshot(), *feed.play("e4 e5")])
+    seen = table.gaps.high
+    assert seen is not None
+    missed = feed.play("Nf3 Nc6")  # never came live
+    suffix, envelope = feed.snapshot()
+    assert table.apply(envelope, suffix=suffix, received=200.0, retained=True)
+    assert table.gaps.due(200.0 + GAP_GRACE) == missed[0][1].seq == seen + 1
+
+
+def test_a_retained_copy_of_a_table_never_followed_asks_for_nothing() -> None:
+    feed = TableFeed()
+    fold(RelayTable("t1"), [feed.snapshot(), *feed.play("e4 e5 Nf3")])  # another relay's view
+    table = RelayTable("t1")
+    suffix, envelope = feed.snapshot()
+    assert table.apply(envelope, suffix=suffix, received=200.0, retained=True)
+    assert table.gaps.due(200.0 + GAP_GRACE) is None
 
 
 def test_room_etags_follow_the_text_and_the_round_filter_orders_boards() -> None:
