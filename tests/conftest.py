@@ -393,7 +393,7 @@ class Received:
         self._changed.set()
 
     async def wait_for(
-        self, predicate: Callable[[list[aiomqtt.Message]], bool], within: float = 5.0
+        self, predicate: Callable[[list[aiomqtt.Message]], bool], within: float = 20.0
     ) -> list[aiomqtt.Message]:
         """Wait until ``predicate(messages)`` holds; fails the test after ``within`` seconds."""
         try:

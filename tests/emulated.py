@@ -14,7 +14,7 @@ from typing import Final, Self
 
 import serial
 
-DEADLINE: Final = 5.0
+DEADLINE: Final = 20.0
 """Seconds a test waits for what it expects."""
 POLL: Final = 0.002
 """Seconds between two looks."""

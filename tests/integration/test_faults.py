@@ -44,9 +44,9 @@ pytestmark = [pytest.mark.pty, pytest.mark.mosquitto]
 SPEED: Final = 8.0
 """The game is played this many times faster than people play (clock included)."""
 GAME: Final = OPERA_GAME.moves.split()
-WAIT: Final = 10.0
+WAIT: Final = 20.0
 """Seconds to wait for one thing the daemon should do promptly (generous: 2 shared cores)."""
-RECONNECT_WAIT: Final = 25.0
+RECONNECT_WAIT: Final = 40.0
 """Seconds to wait for something that follows a reconnection with capped backoff."""
 
 Payload = dict[str, Any]
@@ -123,7 +123,7 @@ class Waitable(Protocol):
     messages: list[aiomqtt.Message]
 
     async def wait_for(
-        self, predicate: Callable[[list[aiomqtt.Message]], bool], within: float = 5.0
+        self, predicate: Callable[[list[aiomqtt.Message]], bool], within: float = 20.0
     ) -> list[aiomqtt.Message]: ...
 
 

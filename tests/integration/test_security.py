@@ -65,7 +65,7 @@ class Peer:
     def topics(self) -> list[str]:
         return [topic for topic, _ in self.messages]
 
-    async def wait_for(self, topic: str, payload: bytes, within: float = 5.0) -> None:
+    async def wait_for(self, topic: str, payload: bytes, within: float = 20.0) -> None:
         """Wait until ``(topic, payload)`` has arrived; fail the test otherwise."""
         try:
             async with asyncio.timeout(within):
@@ -337,7 +337,7 @@ async def test_publisher_with_table_credentials(
         outbox.close()
 
 
-async def _wait(condition: Callable[[], bool], within: float = 5.0) -> None:
+async def _wait(condition: Callable[[], bool], within: float = 20.0) -> None:
     """Poll ``condition`` (it reads messages that several clients collect)."""
     async with asyncio.timeout(within):
         while not condition():  # noqa: ASYNC110
