@@ -987,7 +987,14 @@ class Arbiter(Irregularities):
         changes = positions.move_changes(self.board, move)
         touches = superseded.touches + self._ply.touches if superseded else self._ply.touches
         self._prev = Previous(list(self._game), tuple(sq for sq, _ in changes), move, touches)
-        san = self.board.san_and_push(move)
+        # The SAN's check suffix and the end of the game share one check test and one search
+        # for a legal reply (python-chess's san_and_push and an ending check made each their own).
+        san = positions.san_body(self.board, move)
+        self.board.push(move)
+        check = self.board.is_check()
+        ending = judge.ending_after_move(self.board, self.edition, check=check)
+        if check:
+            san += "#" if ending is not None and ending.reason == judge.CHECKMATE else "+"
         self._san.append(san)
         for square, piece in changes:
             self._game[square] = piece
@@ -1029,7 +1036,6 @@ class Arbiter(Irregularities):
             ),
             *alerts,
         ]
-        ending = judge.ending_after_move(self.board, self.edition)
         if ending is not None:
             facts.append(self.set_result(ending.result, ending.reason, ending.article, now))
         return facts

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import chess
 import msgspec
 
-from bridge.arbiter import dead
+from bridge.arbiter import dead, positions
 from bridge.arbiter.rules import Edition
 
 Squares = Sequence[chess.Piece | None]
@@ -388,24 +388,55 @@ class Ending(msgspec.Struct, frozen=True, kw_only=True):
     article: str
 
 
-def ending_after_move(board: chess.Board, edition: Edition) -> Ending | None:
-    """Whether the move just made ended the game at once (5.1, 5.2, 9.6, dead position)."""
-    if not any(True for _ in board.generate_legal_moves()):
-        if board.is_check():
+CHECKMATE = "checkmate"
+
+
+def ending_after_move(
+    board: chess.Board, edition: Edition, *, check: bool | None = None
+) -> Ending | None:
+    """Whether the move just made ended the game at once (5.1, 5.2, 9.6, dead position).
+
+    ``check``: whether the side to move is in check, if the caller knows it already.
+    """
+    if check is None:
+        check = board.is_check()
+    if not positions.has_legal_move(board, check):
+        if check:
             winner = "0-1" if board.turn == chess.WHITE else "1-0"
-            return Ending(result=winner, reason="checkmate", article=edition.checkmate)
+            return Ending(result=winner, reason=CHECKMATE, article=edition.checkmate)
         return Ending(result="1/2-1/2", reason="stalemate", article=edition.stalemate)
-    if board.is_insufficient_material() or (
-        # Only kings, pawns and bishops can make a blockade: skip the call otherwise.
+    # Pawns, rooks and queens are always mating material; only kings, pawns and bishops can
+    # make a blockade: skip each call when the material rules it out.
+    if (not (board.pawns | board.rooks | board.queens) and board.is_insufficient_material()) or (
         not (board.knights | board.rooks | board.queens) and dead.is_blockade(board)
     ):
         return Ending(result="1/2-1/2", reason="dead position", article=edition.dead_position)
     if edition.seventy_five and board.halfmove_clock >= 150:
         return Ending(result="1/2-1/2", reason="75 moves", article=edition.seventy_five)
-    # Five occurrences need at least 16 reversible plies; skip the search before that.
-    if edition.fivefold and board.halfmove_clock >= 16 and board.is_fivefold_repetition():
+    if edition.fivefold and _may_repeat(board, 5) and board.is_fivefold_repetition():
         return Ending(result="1/2-1/2", reason="fivefold repetition", article=edition.fivefold)
     return None
+
+
+def _may_repeat(board: chess.Board, count: int) -> bool:
+    """Whether ``count`` occurrences of the position are possible: a cheap necessary condition.
+
+    A repeated position has the same pieces on the same squares, the same side to move, and
+    lies after the last capture or pawn move (which the fifty-move count counts from). So
+    only every second position of the last ``halfmove_clock`` plies can be one, and only those
+    with the same occupied squares; python-chess's own filter reads the whole game.
+    """
+    if board.halfmove_clock < 4 * (count - 1):
+        return False  # each occurrence after the first needs at least four plies
+    occupied = board.occupied
+    stack = board._stack  # the positions before each move, the last one last
+    seen = 1
+    for back in range(2, min(board.halfmove_clock, len(stack)) + 1, 2):
+        if stack[-back].occupied == occupied:
+            seen += 1
+            if seen >= count:
+                return True
+    return False
 
 
 def claimable(board: chess.Board) -> tuple[str, ...]:

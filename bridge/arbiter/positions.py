@@ -45,6 +45,86 @@ def move_changes(board: chess.Board, move: chess.Move) -> tuple[Change, ...]:
     return tuple(changes)
 
 
+def san_body(board: chess.Board, move: chess.Move) -> str:
+    """``board.san(move)`` without its ``+`` or ``#``, for a legal ``move`` (before it is made).
+
+    python-chess disambiguates by generating the legal moves of the other pieces of the same
+    kind to the target square, which costs a king-safety analysis on every move. A piece that no
+    other piece of its kind attacks the target square from (one table lookup) needs no
+    disambiguation: only then is the SAN written here, else python-chess writes it.
+    """
+    origin, target = move.from_square, move.to_square
+    piece = board.piece_type_at(origin)
+    if piece == chess.PAWN:
+        # A pawn that changes file captures (en passant included).
+        if chess.square_file(origin) != chess.square_file(target):
+            san = chess.FILE_NAMES[chess.square_file(origin)] + "x" + chess.SQUARE_NAMES[target]
+        else:
+            san = chess.SQUARE_NAMES[target]
+        if move.promotion:
+            san += "=" + chess.piece_symbol(move.promotion).upper()
+        return san
+    if piece == chess.KING:
+        if board.is_castling(move):
+            return "O-O-O" if chess.square_file(target) < chess.square_file(origin) else "O-O"
+    elif piece is None or _same_kind_attackers(board, piece, target) & ~chess.BB_SQUARES[origin]:
+        return board.san(move).rstrip("+#")  # another piece of the kind may go there too
+    capture = "x" if board.occupied_co[not board.turn] & chess.BB_SQUARES[target] else ""
+    return _LETTERS[piece] + capture + chess.SQUARE_NAMES[target]
+
+
+_LETTERS: Final = {pt: chess.piece_symbol(pt).upper() for pt in chess.PIECE_TYPES}
+
+
+def _same_kind_attackers(board: chess.Board, piece: chess.PieceType, square: chess.Square) -> int:
+    """The pieces of the side to move of kind ``piece`` (not a pawn or king) that attack
+    ``square``: a piece attacks a square exactly when the same piece on that square attacks it.
+    """
+    occupied = board.occupied
+    attacks = 0
+    if piece == chess.KNIGHT:
+        attacks = chess.BB_KNIGHT_ATTACKS[square]
+    if piece in (chess.BISHOP, chess.QUEEN):
+        attacks |= chess.BB_DIAG_ATTACKS[square][chess.BB_DIAG_MASKS[square] & occupied]
+    if piece in (chess.ROOK, chess.QUEEN):
+        attacks |= (
+            chess.BB_RANK_ATTACKS[square][chess.BB_RANK_MASKS[square] & occupied]
+            | chess.BB_FILE_ATTACKS[square][chess.BB_FILE_MASKS[square] & occupied]
+        )
+    return attacks & board.pieces_mask(piece, board.turn)
+
+
+def has_legal_move(board: chess.Board, check: bool) -> bool:
+    """``any(board.generate_legal_moves())``, answered without a search in most positions.
+
+    When the side to move is not in ``check``, a piece on no line through its king cannot be
+    pinned, so any move it can make is legal: a pawn of those that can step forward, or a knight,
+    bishop, rook or queen of those with a square to go to, settles it. Otherwise (in check, or
+    every free piece stuck) python-chess generates the legal moves.
+    """
+    if not check:
+        turn = board.turn
+        king = board.king(turn)
+        if king is not None:
+            ours = board.occupied_co[turn]
+            free = ours & ~_LINES[king] & ~board.kings
+            pawns = free & board.pawns
+            ahead = (pawns << 8) & chess.BB_ALL if turn == chess.WHITE else pawns >> 8
+            if ahead & ~board.occupied:
+                return True
+            for square in chess.scan_reversed(free & ~board.pawns):
+                if board.attacks_mask(square) & ~ours:
+                    return True
+    return any(True for _ in board.generate_legal_moves())
+
+
+_LINES: Final = tuple(
+    chess.BB_RANK_ATTACKS[sq][0] | chess.BB_FILE_ATTACKS[sq][0] | chess.BB_DIAG_ATTACKS[sq][0]
+    for sq in chess.SQUARES
+)
+"""Every square on a rank, file or diagonal through each square (a piece there may be pinned)."""
+
+
 def fen(board: chess.Board, ranks: Sequence[str]) -> str:
     """``board.fen()``, with the placement made of the eight ``rank_text`` strings (rank 1 first).
 
@@ -127,8 +207,8 @@ def find_move(
             # Castling is the king's two-square move (python-chess's standard encoding).
             move = chess.Move(source, target, promotion)
             # Cheap geometric checks first; legality (the costly part) last.
-            if _explains(board, move, physical, diff) and board.is_legal(move):
-                return move
+            if _explains(board, move, physical, diff) and not board.is_into_check(move):
+                return move  # pseudo-legal and leaves no king in check: legal
     return None
 
 

@@ -1,0 +1,130 @@
+"""The facts of a recorded move, written the quick way, are python-chess's.
+
+The engine writes a move's SAN (``positions.san_body`` and the check suffix), asks whether the
+side to move has a legal move (``positions.has_legal_move``) and whether the game ended
+(``judge.ending_after_move``) with shortcuts of its own. Here each is compared with
+python-chess's plain answer: on random games (with players who often undo their last move, so
+that positions repeat up to fivefold and beyond) and on random positions with many pieces of one
+kind (disambiguation, pins, checks, stalemates, bare material).
+"""
+
+from __future__ import annotations
+
+import re
+
+import chess
+from hypothesis import HealthCheck, assume, event, example, given, settings
+from hypothesis import strategies as st
+
+from bridge.arbiter import dead, judge, positions, rules
+from bridge.arbiter.judge import Ending
+
+_PIECE_MOVE = re.compile(r"[NBRQK]([a-h]?[1-8]?)x?[a-h][1-8]$")
+"""A piece's move in SAN (no suffix after it), the disambiguation in group 1."""
+
+EDITIONS = (rules.DEFAULT, *(e for e in rules.EDITIONS.values() if e != rules.DEFAULT))
+
+
+def reference_ending(board: chess.Board, edition: rules.Edition) -> Ending | None:
+    """The ending as python-chess's own checks say, with no shortcut."""
+    draw = "1/2-1/2"
+    if board.is_checkmate():
+        winner = "0-1" if board.turn == chess.WHITE else "1-0"
+        return Ending(result=winner, reason="checkmate", article=edition.checkmate)
+    if board.is_stalemate():
+        return Ending(result=draw, reason="stalemate", article=edition.stalemate)
+    if board.is_insufficient_material() or dead.is_blockade(board):
+        return Ending(result=draw, reason="dead position", article=edition.dead_position)
+    if edition.seventy_five and board.halfmove_clock >= 150:
+        return Ending(result=draw, reason="75 moves", article=edition.seventy_five)
+    if edition.fivefold and board.is_fivefold_repetition():
+        return Ending(result=draw, reason="fivefold repetition", article=edition.fivefold)
+    return None
+
+
+def check_position(board: chess.Board) -> None:
+    """The facts of ``board`` and of every legal move of it, against python-chess."""
+    check = board.is_check()
+    assert positions.has_legal_move(board, check) == any(board.legal_moves)
+    for move in board.legal_moves:
+        san = board.san(move)
+        assert positions.san_body(board, move) == san.rstrip("+#"), move.uci()
+        written = _PIECE_MOVE.match(san.rstrip("+#"))
+        if written is not None and written.group(1):
+            event("a move disambiguated")
+
+
+@st.composite
+def games(draw: st.DrawFn) -> chess.Board:
+    """A random game (from the start or a random position) with its move stack."""
+    board = draw(st.one_of(st.just(chess.Board()), positions_with_many_pieces()))
+    undo_bias = draw(st.sampled_from([0.0, 0.5, 0.9]), label="how often a player undoes")
+    for _ in range(draw(st.integers(0, 160), label="plies")):
+        legal = list(board.legal_moves)
+        if not legal or board.is_fivefold_repetition() or board.halfmove_clock >= 150:
+            break
+        back = None
+        if len(board.move_stack) >= 2:
+            last = board.move_stack[-2]
+            back = chess.Move(last.to_square, last.from_square)
+        undo = back in legal and draw(st.floats(0, 1)) < undo_bias
+        move = back if undo and back is not None else draw(st.sampled_from(legal))
+        board.push(move)
+    return board
+
+
+@st.composite
+def positions_with_many_pieces(draw: st.DrawFn) -> chess.Board:
+    """A legal position: kings and a few pawns, or a random set of pieces, often several of one
+    kind."""
+    board = chess.Board(None)
+    squares = draw(st.permutations(list(chess.SQUARES)))
+    board.set_piece_at(squares[0], chess.Piece(chess.KING, chess.WHITE))
+    board.set_piece_at(squares[1], chess.Piece(chess.KING, chess.BLACK))
+    if draw(st.booleans(), label="sparse: kings and pawns, stalemates"):
+        kinds = st.sampled_from([chess.PAWN, chess.PAWN, chess.PAWN, chess.QUEEN, chess.ROOK])
+        count = draw(st.integers(0, 4), label="pieces")
+    else:
+        kinds = st.sampled_from([chess.PAWN, chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN])
+        count = draw(st.integers(0, 12), label="pieces")
+    for square in squares[2 : 2 + count]:
+        kind = draw(kinds)
+        if kind == chess.PAWN and chess.square_rank(square) in (0, 7):
+            continue
+        board.set_piece_at(square, chess.Piece(kind, draw(st.booleans())))
+    board.turn = draw(st.booleans())
+    assume(board.is_valid())
+    return board
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(board=games())
+def test_the_facts_of_every_position_of_a_game_are_python_chess_s(board: chess.Board) -> None:
+    replay = board.root()
+    for move in [*board.move_stack, None]:
+        check_position(replay)
+        for edition in EDITIONS:
+            expected = reference_ending(replay, edition)
+            if expected is not None:
+                event(f"game: {expected.reason}")
+            assert judge.ending_after_move(replay, edition) == expected
+            check = replay.is_check()
+            assert judge.ending_after_move(replay, edition, check=check) == expected
+        if move is not None:
+            replay.push(move)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(board=positions_with_many_pieces())
+@example(board=chess.Board("7k/5Q2/8/1p6/1P6/8/8/K7 b - - 0 1"))  # stalemate, a pawn blocked
+@example(board=chess.Board("7k/8/8/8/8/8/2q5/K7 w - - 0 1"))  # white is stalemated
+@example(board=chess.Board("k7/8/8/8/1Q1Q4/8/1Q6/7K w - - 0 1"))  # Qb4d2? Qbd4? Qd4b2? Q2b3?
+@example(board=chess.Board("4k3/8/8/8/4r3/8/4N3/4K2R w K - 0 1"))  # a pinned knight; O-O
+@example(board=chess.Board("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1"))  # Ra8#
+def test_the_facts_of_a_crowded_position_are_python_chess_s(board: chess.Board) -> None:
+    check_position(board)
+    for edition in EDITIONS:
+        expected = reference_ending(board, edition)
+        if expected is not None:
+            event(f"position: {expected.reason}")
+        assert judge.ending_after_move(board, edition) == expected
