@@ -284,23 +284,31 @@ def is_ambiguous(board: chess.Board, move: chess.Move) -> bool:
     """
     piece = board.piece_type_at(move.from_square)
     origin, target = move.from_square, move.to_square
-    if piece == chess.KNIGHT or move.promotion or board.is_castling(move):
+    if piece == chess.KNIGHT or move.promotion:
         return False
-    if piece == chess.PAWN or piece == chess.KING:
-        if not _BEYOND[origin][target]:
+    if piece == chess.PAWN:
+        # Only a pawn's first step can go on: its double step (no other pawn move is two
+        # squares along a line).
+        step = 8 if board.turn == chess.WHITE else -8
+        if target - origin != step or chess.square_rank(origin) != (1 if step > 0 else 6):
             return False
-        further = _next_on_line(origin, target)
-        return board.is_legal(chess.Move(origin, further))
+        return board.is_legal(chess.Move(origin, target + step))
+    if piece == chess.KING:
+        # A king goes two squares only to castle: one step along its rank, with rights left.
+        following = _NEXT[origin][target]
+        if not board.castling_rights or abs(target - origin) != 1 or following < 0:
+            return False
+        return board.is_legal(chess.Move(origin, following))
     if piece == chess.ROOK and _is_castling_rook_move(board, move):
         return True
-    beyond = _squares_beyond(origin, target)
-    if not beyond or board.piece_at(target) is not None:
+    following = _NEXT[origin][target]
+    if following < 0 or board.occupied & chess.BB_SQUARES[target]:
         return False  # the end of the line, or a capture: the piece cannot pass the victim
     if not board.is_check():
         # Not in check, and ``move`` is legal: a pin cannot stop the piece going on along the
         # same line, so one square's occupancy decides (no legality search per square).
-        return board.color_at(beyond[0]) != board.turn
-    for square in beyond:
+        return not board.occupied_co[board.turn] & chess.BB_SQUARES[following]
+    for square in _squares_beyond(origin, target):
         occupant = board.color_at(square)
         if occupant == board.turn:
             return False
@@ -387,4 +395,19 @@ def _beyond_table() -> tuple[tuple[int, ...], ...]:
     return tuple(tuple(row) for row in rows)
 
 
+def _next_table() -> tuple[tuple[int, ...], ...]:
+    """``[origin][square]``: the square after ``square`` on the line from ``origin`` through it
+    (-1 at the end of the line, or when the two are not on one line)."""
+    rows = [[-1] * 64 for _ in chess.SQUARES]
+    for origin in chess.SQUARES:
+        for df, dr in _DIRECTIONS:
+            f, r = chess.square_file(origin) + df, chess.square_rank(origin) + dr
+            while 0 <= f + df < 8 and 0 <= r + dr < 8:
+                rows[origin][chess.square(f, r)] = chess.square(f + df, r + dr)
+                f += df
+                r += dr
+    return tuple(tuple(row) for row in rows)
+
+
 _BEYOND: Final = _beyond_table()
+_NEXT: Final = _next_table()

@@ -1,8 +1,9 @@
 """The facts of a recorded move, written the quick way, are python-chess's.
 
 The engine writes a move's SAN (``positions.san_body`` and the check suffix), asks whether the
-side to move has a legal move (``positions.has_legal_move``) and whether the game ended
-(``judge.ending_after_move``) with shortcuts of its own. Here each is compared with
+side to move has a legal move (``positions.has_legal_move``), whether the game ended
+(``judge.ending_after_move``) and whether a move's piece may still be on its way
+(``positions.is_ambiguous``) with shortcuts of its own. Here each is compared with
 python-chess's plain answer: on random games (with players who often undo their last move, so
 that positions repeat up to fivefold and beyond) and on random positions with many pieces of one
 kind (disambiguation, pins, checks, stalemates, bare material).
@@ -42,6 +43,26 @@ def reference_ending(board: chess.Board, edition: rules.Edition) -> Ending | Non
     return None
 
 
+def reference_ambiguous(board: chess.Board, move: chess.Move) -> bool:
+    """``positions.is_ambiguous`` by its definition, over python-chess's legal moves."""
+    if move.promotion:
+        return False
+    origin, target = move.from_square, move.to_square
+    if any(
+        other.from_square == origin and chess.between(origin, other.to_square) & (1 << target)
+        for other in board.legal_moves
+    ):
+        return True  # the piece may go on along the line (a king on its way to castle too)
+    king = board.king(board.turn)
+    rank = chess.square_rank(origin)
+    if king is None or board.piece_type_at(origin) != chess.ROOK or chess.square_rank(king) != rank:
+        return False
+    for rook, rook_to, king_to in ((7, 5, 6), (0, 3, 2)):  # the rook half of a castling
+        if (origin, target) == (chess.square(rook, rank), chess.square(rook_to, rank)):
+            return board.is_legal(chess.Move(king, chess.square(king_to, rank)))
+    return False
+
+
 def check_position(board: chess.Board) -> None:
     """The facts of ``board`` and of every legal move of it, against python-chess."""
     check = board.is_check()
@@ -49,6 +70,10 @@ def check_position(board: chess.Board) -> None:
     for move in board.legal_moves:
         san = board.san(move)
         assert positions.san_body(board, move) == san.rstrip("+#"), move.uci()
+        ambiguous = positions.is_ambiguous(board, move)
+        assert ambiguous == reference_ambiguous(board, move), move.uci()
+        if ambiguous:
+            event("a move that may go on")
         written = _PIECE_MOVE.match(san.rstrip("+#"))
         if written is not None and written.group(1):
             event("a move disambiguated")
@@ -121,6 +146,7 @@ def test_the_facts_of_every_position_of_a_game_are_python_chess_s(board: chess.B
 @example(board=chess.Board("k7/8/8/8/1Q1Q4/8/1Q6/7K w - - 0 1"))  # Qb4d2? Qbd4? Qd4b2? Q2b3?
 @example(board=chess.Board("4k3/8/8/8/4r3/8/4N3/4K2R w K - 0 1"))  # a pinned knight; O-O
 @example(board=chess.Board("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1"))  # Ra8#
+@example(board=chess.Board("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1"))  # rook first, king first
 def test_the_facts_of_a_crowded_position_are_python_chess_s(board: chess.Board) -> None:
     check_position(board)
     for edition in EDITIONS:
