@@ -191,6 +191,23 @@ def find_move(
     if not 2 <= len(diff) <= 4:
         return None
     turn = board.turn
+    if len(diff) == 2:
+        # The usual case, a piece moved (or captured with): one square emptied, one filled.
+        # Castling and en passant change more squares; promotions are left to the general case.
+        source, target = diff
+        if physical[source] is not None:
+            source, target = target, source
+        mover, placed = game[source], physical[target]
+        if (
+            physical[source] is None
+            and mover is not None
+            and mover == placed
+            and mover.color == turn
+            and not (mover.piece_type == chess.PAWN and target == board.ep_square)
+            and not (mover.piece_type == chess.KING and abs(target - source) == 2)
+        ):
+            move = chess.Move(source, target)
+            return move if board.is_pseudo_legal(move) and is_safe(board, move) else None
     sources = [sq for sq in diff if physical[sq] is None and _is_color(game[sq], turn)]
     targets = [sq for sq in diff if _is_color(physical[sq], turn)]
     for source in sources:
@@ -207,9 +224,28 @@ def find_move(
             # Castling is the king's two-square move (python-chess's standard encoding).
             move = chess.Move(source, target, promotion)
             # Cheap geometric checks first; legality (the costly part) last.
-            if _explains(board, move, physical, diff) and not board.is_into_check(move):
+            if _explains(board, move, physical, diff) and is_safe(board, move):
                 return move  # pseudo-legal and leaves no king in check: legal
     return None
+
+
+def is_safe(board: chess.Board, move: chess.Move) -> bool:
+    """``not board.is_into_check(move)`` for a pseudo-legal ``move``, cheaply when it is clear.
+
+    A piece other than the king, on no line through its king, cannot be pinned: when the king is
+    not in check, its move (en passant aside: the victim may be pinned) is safe.
+    """
+    king = board.king(board.turn)
+    origin = move.from_square
+    if (
+        king is not None
+        and origin != king
+        and not _LINES[king] & chess.BB_SQUARES[origin]
+        and move.to_square != board.ep_square
+        and not board.attackers_mask(not board.turn, king)
+    ):
+        return True
+    return not board.is_into_check(move)
 
 
 def legal_with_displaced(

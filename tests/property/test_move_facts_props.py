@@ -1,9 +1,10 @@
 """The facts of a recorded move, written the quick way, are python-chess's.
 
-The engine writes a move's SAN (``positions.san_body`` and the check suffix), asks whether the
-side to move has a legal move (``positions.has_legal_move``), whether the game ended
-(``judge.ending_after_move``) and whether a move's piece may still be on its way
-(``positions.is_ambiguous``) with shortcuts of its own. Here each is compared with
+The engine writes a move's SAN (``positions.san_body`` and the check suffix) and answers with
+shortcuts of its own whether a pseudo-legal move leaves its king safe (``positions.is_safe``),
+whether a move's piece may still be on its way (``positions.is_ambiguous``), whether the side to
+move has a legal move (``positions.has_legal_move``) and whether the game ended
+(``judge.ending_after_move``). Here each is compared with
 python-chess's plain answer: on random games (with players who often undo their last move, so
 that positions repeat up to fivefold and beyond) and on random positions with many pieces of one
 kind (disambiguation, pins, checks, stalemates, bare material).
@@ -67,6 +68,8 @@ def check_position(board: chess.Board) -> None:
     """The facts of ``board`` and of every legal move of it, against python-chess."""
     check = board.is_check()
     assert positions.has_legal_move(board, check) == any(board.legal_moves)
+    for move in board.pseudo_legal_moves:
+        assert positions.is_safe(board, move) == (not board.is_into_check(move)), move.uci()
     for move in board.legal_moves:
         san = board.san(move)
         assert positions.san_body(board, move) == san.rstrip("+#"), move.uci()
