@@ -198,6 +198,8 @@ class Arbiter(Irregularities):
         self.edition = self.config.rules
         self.rotated = False
         self._clock: ClockReading | None = None
+        self._times: tuple[ClockReading, ClockSide, ClockTimes] | None = None
+        """The times of the last clock reading asked for (``clock_times``)."""
         self._white_side = self.config.white_side
         self._seen_board = False
         self._last_change = 0.0
@@ -338,10 +340,19 @@ class Arbiter(Irregularities):
         reading = self._clock
         if reading is None or not reading.connected or self._white_side is None:
             return None
-        white_left = self._white_side is ClockSide.LEFT
+        cached = self._times
+        if cached is not None and cached[0] is reading and cached[1] is self._white_side:
+            return cached[2]  # every move and press between two clock messages asks again
+        times = self._times_of(reading, self._white_side)
+        self._times = (reading, self._white_side, times)
+        return times
+
+    @staticmethod
+    def _times_of(reading: ClockReading, white_side: ClockSide) -> ClockTimes:
+        white_left = white_side is ClockSide.LEFT
         running: chess.Color | None = None
         if reading.running:
-            running = chess.WHITE if reading.lever_high is self._white_side else chess.BLACK
+            running = chess.WHITE if reading.lever_high is white_side else chess.BLACK
         return ClockTimes(
             white=reading.left if white_left else reading.right,
             black=reading.right if white_left else reading.left,
@@ -522,9 +533,12 @@ class Arbiter(Irregularities):
             if candidates:
                 return candidates[0][1]
             return self._game[square] or chess.Piece(chess.PAWN, turn)
-        _, piece = next(
-            (c for c in own if c[0] == square or self._reaches(c[0], c[1], square)), own[0]
-        )
+        if len(own) == 1:
+            _, piece = own[0]  # the piece whether or not it can go there: no legality to ask
+        else:
+            _, piece = next(
+                (c for c in own if c[0] == square or self._reaches(c[0], c[1], square)), own[0]
+            )
         if piece.piece_type == chess.PAWN and chess.square_rank(square) == (7 if turn else 0):
             return chess.Piece(chess.QUEEN, turn)
         return piece
