@@ -108,6 +108,13 @@ def free_port() -> int:
 @contextlib.contextmanager
 def private_broker() -> Iterator[str]:
     """A Mosquitto of our own on a free loopback port, no persistence; yields its URL."""
+    with private_broker_process() as (url, _):
+        yield url
+
+
+@contextlib.contextmanager
+def private_broker_process() -> Iterator[tuple[str, int]]:
+    """:func:`private_broker`, yielding its URL and its process id."""
     with tempfile.TemporaryDirectory(prefix="bench-mosquitto-") as directory:
         port = free_port()
         config = Path(directory) / "mosquitto.conf"
@@ -128,7 +135,7 @@ def private_broker() -> Iterator[str]:
                     if proc.poll() is not None or time.monotonic() > deadline:
                         raise SystemExit("the private mosquitto did not start") from None
                     time.sleep(0.02)
-            yield f"mqtt://127.0.0.1:{port}"
+            yield f"mqtt://127.0.0.1:{port}", proc.pid
         finally:
             proc.terminate()
             proc.wait(TIMEOUT)
