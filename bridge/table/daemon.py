@@ -29,7 +29,7 @@ import msgspec
 from bridge import __version__
 from bridge.arbiter import rules
 from bridge.arbiter.engine import Arbiter, EngineConfig, GameSnapshot
-from bridge.arbiter.facts import Fact, MovePlayed, TouchReported
+from bridge.arbiter.facts import ClockPressed, Fact, MovePlayed, TouchReported
 from bridge.mqtt.outbox import Outbox, StoredAnswer
 from bridge.mqtt.publisher import Publisher
 from bridge.table import sdnotify
@@ -56,6 +56,11 @@ GAME_DELAY: Final = 0.02
 GAME_INTERVAL: Final = 0.5
 """Least seconds between two publications of the retained ``game``: a move, its press and its
 touches make one publication, not three."""
+
+GAME_AFTER_MOVE: Final = 1.0
+"""Seconds the retained ``game`` waits after a move for the clock press that follows it (the
+press ends the wait): at a human pace the move and its press are one publication of the
+snapshot, not two. The move's own event is sent at once, as ever."""
 
 CHECKPOINT_EVERY: Final = 10.0
 """Seconds between outbox checkpoints (the WAL is not checkpointed inside commits)."""
@@ -134,6 +139,7 @@ class TableDaemon:
         self._shown_rotated = False
         self.lights = SquareLights()
         self._game_due = False
+        self._game_timer: asyncio.TimerHandle | None = None
         self._game_sent_at = float("-inf")
         self.moves = MoveLists()
         """The game's moves, kept move by move for the retained game and the saved one."""
@@ -293,7 +299,7 @@ class TableDaemon:
     def _emit(self, facts: list[Fact]) -> None:
         """Publish the facts of one step and save the game with them: one transaction, so a
         crash cannot keep the move's event without the game (or the other way round)."""
-        game_changed = False
+        game_changed = pressed = False
         touches = self.options.config.engine.touch_events
         played: list[MovePlayed] = []
         with self.outbox.batch():
@@ -304,11 +310,12 @@ class TableDaemon:
                 if isinstance(fact, MovePlayed):
                     played.append(fact)
                     self.moves.played(fact)
+                pressed = pressed or isinstance(fact, ClockPressed)
                 game_changed = game_changed or not isinstance(fact, TouchReported)
             if game_changed:
                 self._save_game()
         if game_changed:
-            self._game_changed()
+            self._game_changed(GAME_AFTER_MOVE if played and not pressed else GAME_DELAY)
         for move in played:
             log.info("ply %d: %s (%s)", move.ply, move.san, move.completed_by.value)
         if self.arbiter.rotated != self._shown_rotated and self.board.state == "connected":
@@ -316,21 +323,28 @@ class TableDaemon:
         self._arm_timer()
         self.lights.update(self.arbiter, facts, self._leds())
 
-    def _game_changed(self) -> None:
-        """Publish the retained ``game`` soon, coalesced: after the events that changed it
-        (they go to the broker first), and at most once every ``GAME_INTERVAL`` seconds."""
-        if self._game_due:
-            return
-        self._game_due = True
+    def _game_changed(self, wait: float = GAME_DELAY) -> None:
+        """Publish the retained ``game`` within ``wait`` seconds, coalesced: after the events
+        that changed it (they go to the broker first), at most once every ``GAME_INTERVAL``
+        seconds, and no later than a publication already due sooner."""
         loop = asyncio.get_running_loop()
-        at = max(loop.time() + GAME_DELAY, self._game_sent_at + GAME_INTERVAL)
-        loop.call_at(at, self._flush_game)
+        at = max(loop.time() + wait, self._game_sent_at + GAME_INTERVAL)
+        timer = self._game_timer
+        if timer is not None:
+            if timer.when() <= at:
+                return
+            timer.cancel()
+        self._game_due = True
+        self._game_timer = loop.call_at(at, self._flush_game)
 
     def _leds(self) -> LedDisplay | None:
         link = self.board.link
         return None if link is None or self.board.state != "connected" else link.leds
 
     def _flush_game(self) -> None:
+        if self._game_timer is not None:
+            self._game_timer.cancel()
+            self._game_timer = None
         if self._game_due:
             self._game_due = False
             self._publish_game()

@@ -9,10 +9,10 @@ from typing import Any
 import chess
 import msgspec
 
-from bridge.table.daemon import GAME_DELAY, DaemonOptions, TableDaemon
+from bridge.table.daemon import GAME_AFTER_MOVE, GAME_DELAY, DaemonOptions, TableDaemon
 from bridge.wire import payloads
 from drivers import BoardUri
-from drivers.events import BoardEvent, SquareEmptied, SquareOccupied
+from drivers.events import BoardEvent, ClockReading, ClockSide, SquareEmptied, SquareOccupied
 
 P = chess.Piece.from_symbol
 
@@ -106,6 +106,49 @@ async def test_the_retained_game_is_coalesced_and_follows_its_moves(tmp_path: Pa
         assert daemon.moves.of(daemon.arbiter).uci == ("e2e4", "e7e5")
     finally:
         await closed(daemon)
+
+
+def clock(right: int, high: ClockSide, at: float) -> ClockReading:
+    return ClockReading(
+        left=300,
+        right=right,
+        running=True,
+        lever_high=high,
+        connected=True,
+        left_flag=False,
+        right_flag=False,
+        battery_low=False,
+        at=at,
+    )
+
+
+async def test_a_move_and_its_clock_press_make_one_retained_game(tmp_path: Path) -> None:
+    """After a move the retained game waits for the press that follows (GAME_AFTER_MOVE),
+    and the press ends the wait: one publication shows the move and the clock after it."""
+    daemon = table(tmp_path)
+    loop = asyncio.get_running_loop()
+    try:
+        daemon.board_event(clock(300, ClockSide.RIGHT, 9.0))  # White's clock (right) runs
+        await closed_game(daemon)
+        hand(daemon, "e2", "e4", "P", 10.0)
+        assert [m["san"] for m in stored(daemon, "event/move")] == ["e4"]
+        timer = daemon._game_timer
+        assert timer is not None
+        assert timer.when() - loop.time() > GAME_AFTER_MOVE - GAME_DELAY  # waits for the press
+        daemon.board_event(clock(299, ClockSide.LEFT, 11.0))  # White presses
+        assert [c["by"] for c in stored(daemon, "event/clock")][-1:] == ["white"]
+        await closed_game(daemon)
+        games = stored(daemon, "game")
+        assert games[-1]["moves"]["san"] == ["e4"]
+        assert games[-1]["clocks"]["white"] == 299
+        assert daemon._game_timer is None
+    finally:
+        await closed(daemon)
+
+
+async def closed_game(daemon: TableDaemon) -> None:
+    while daemon._game_due:  # noqa: ASYNC110  # the daemon offers no event for it
+        await asyncio.sleep(GAME_DELAY)
 
 
 def test_move_list_records_from_a_position_with_black_to_move() -> None:
