@@ -1,0 +1,335 @@
+"""Many tables on one host and one broker: start after a power cut, CPU per move, latency.
+
+For each size N (``--sizes``, default 10 50 100), on a private Mosquitto of its own:
+
+1. **Power on**: N emulated DGT boards (on ptys, in this process), then N ``chessbridge run``
+   spawned at once (new state directories); the time until a subscriber holds every table's
+   ``status`` = ``online``.
+2. **Play** for ``--play`` seconds: every table makes a move every ``--interval`` seconds
+   (2 by default; the tables' first moves spread over one interval), random legal games, lifts
+   and places 50 ms apart and the clock pressed 0.1 s after. For every move that completes on
+   its release (not ambiguous), its latency: the emulator writing its last place → the
+   subscriber holding the ``event/move``. CPU per move: the daemons' CPU time over the play
+   (``/proc/<pid>/task/*/schedstat``) over the moves made; the broker's and this process's CPU
+   over the play, in % of one core.
+3. **Power cut**: every daemon killed at once (SIGKILL), then N started again at once on their
+   state directories (a restart resumes its game): the time until every table is ``online``
+   again (each ``online`` counted only if it arrived after the restart began).
+
+``--jitter S`` sets ``[broker] connect_jitter = S`` in the daemons' config (the first
+connection waits a random time up to S): compare with 0, the default. Everything runs on this
+machine: the daemons, the broker and the boards' emulation share its cores, so at large N this
+measures what the host can carry. Figures only: this program asserts nothing.
+
+    python -m bench.fleet_bench [--sizes N ...] [--play S] [--interval S] [--jitter S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import platform
+import random
+import signal
+import statistics
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+import aiomqtt
+import chess
+import msgspec
+
+from bench.latency_bench import (
+    compile_bytecode,
+    daemon_command,
+    do,
+    mosquitto_version,
+    pick_move,
+    private_broker_process,
+    split_url,
+)
+from bench.snapshot_bench import cpu_ns
+from bridge.arbiter.positions import is_ambiguous
+from drivers.choreography import steps
+from drivers.dgt.emulator import DgtEmulator
+
+STEP_PAUSE: Final = 0.05
+PRESS_AFTER: Final = 0.1
+ONLINE_TIMEOUT: Final = 300.0
+MAX_PLIES: Final = 150
+WHITE_SIDE: Final = "right"
+TICKS: Final = os.sysconf("SC_CLK_TCK")
+
+
+class _Envelope(msgspec.Struct):
+    table: str
+    data: dict[str, object]
+
+
+_DECODER: Final = msgspec.json.Decoder(_Envelope)
+
+
+@dataclass
+class Seen:
+    """What the subscriber received: each table's latest ``online`` and each move's arrival."""
+
+    online: dict[str, float] = field(default_factory=dict)
+    moves: dict[tuple[str, int], float] = field(default_factory=dict)
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def collect(self, client: aiomqtt.Client) -> None:
+        loop = asyncio.get_running_loop()
+        async for message in client.messages:
+            at = loop.time()
+            envelope = _DECODER.decode(message.payload)
+            if message.topic.value.endswith("/status"):
+                if envelope.data.get("state") == "online":
+                    self.online[envelope.table] = at
+                    self.changed.set()
+            else:
+                ply = envelope.data.get("ply")
+                if isinstance(ply, int):
+                    self.moves[(envelope.table, ply)] = at
+
+    async def all_online(self, tables: list[str], since: float) -> tuple[float, list[str]]:
+        """Loop time at which the last of ``tables`` was online (each after ``since``), and
+        the tables still not online after ``ONLINE_TIMEOUT`` seconds."""
+
+        def missing() -> list[str]:
+            return [table for table in tables if self.online.get(table, -1.0) <= since]
+
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(ONLINE_TIMEOUT):
+                while missing():
+                    self.changed.clear()
+                    await self.changed.wait()
+        online = [self.online[table] for table in tables if table not in missing()]
+        return max(online, default=since), missing()
+
+
+def proc_cpu_s(pid: int) -> float:
+    """utime + stime of a process (seconds, clock-tick resolution)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+@dataclass
+class Table:
+    name: str
+    emu: DgtEmulator
+    state_dir: Path
+    proc: asyncio.subprocess.Process | None = None
+    board: chess.Board = field(default_factory=chess.Board)
+    rng: random.Random = field(default_factory=random.Random)
+
+
+async def spawn(table: Table, broker: str, config: Path | None) -> None:
+    argv = [
+        *daemon_command(),
+        "run",
+        "--board",
+        f"dgt:{table.emu.path}",
+        "--table",
+        table.name,
+        "--broker",
+        broker,
+        "--state-dir",
+        str(table.state_dir),
+    ]
+    if config is not None:
+        argv += ["--config", str(config)]
+    with open(table.state_dir / "daemon.log", "ab") as sink:  # noqa: ASYNC230  # opening only
+        table.proc = await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=sink, stderr=sink
+        )
+
+
+@dataclass
+class Play:
+    moves: int = 0
+    latencies: list[float] = field(default_factory=list)
+    missing: int = 0
+
+
+async def play_table(table: Table, seen: Seen, interval: float, until: float, out: Play) -> None:
+    loop = asyncio.get_running_loop()
+    await asyncio.sleep(table.rng.uniform(0, interval))
+    next_at = loop.time()
+    while loop.time() < until:
+        board = table.board
+        move = pick_move(board, table.rng) if board.ply() < MAX_PLIES else None
+        if move is None:
+            return  # this table's game is over for the bench
+        sequence = steps(board, move)
+        for step in sequence[:-1]:
+            await do(table.emu, step)
+            await asyncio.sleep(STEP_PAUSE)
+        await do(table.emu, sequence[-1])
+        written = table.emu.last_write_at
+        ambiguous = is_ambiguous(board, move)
+        mover = board.turn
+        board.push(move)
+        ply = board.ply()
+        await asyncio.sleep(PRESS_AFTER)
+        await table.emu.press(WHITE_SIDE if mover == chess.WHITE else "left")
+        out.moves += 1
+        next_at += interval
+        await asyncio.sleep(max(0.0, next_at - loop.time()))
+        arrived = seen.moves.get((table.name, ply))
+        if arrived is None:
+            out.missing += 1
+        elif not ambiguous and written is not None:
+            out.latencies.append(arrived - written)
+
+
+def explain(tables: list[Table], missing: list[str]) -> None:
+    """Print what the daemons of tables that did not come online say (their logs' last lines)."""
+    for table in tables:
+        if table.name in missing[:3]:
+            code = None if table.proc is None else table.proc.returncode
+            lines = (table.state_dir / "daemon.log").read_text(errors="replace").splitlines()
+            print(
+                f"{table.name} not online (exit code {code}); its log ends:",
+                *lines[-5:],
+                sep="\n  ",
+            )
+
+
+def quantile(values: list[float], q: int) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+
+
+async def fleet(size: int, args: argparse.Namespace) -> dict[str, float]:
+    loop = asyncio.get_running_loop()
+    result: dict[str, float] = {}
+    with (
+        private_broker_process() as (broker, broker_pid),
+        tempfile.TemporaryDirectory(prefix="bench-fleet-") as tmp,
+    ):
+        host, port = split_url(broker)
+        config: Path | None = None
+        if args.jitter:
+            config = Path(tmp) / "chessbridge.toml"
+            config.write_text(f"[broker]\nconnect_jitter = {args.jitter}\n")
+        tables: list[Table] = []
+        async with contextlib.AsyncExitStack() as stack:
+            for number in range(size):
+                emu = await stack.enter_async_context(DgtEmulator())
+                name = f"f{number:03d}"
+                state_dir = Path(tmp) / name
+                state_dir.mkdir()
+                tables.append(Table(name, emu, state_dir, rng=random.Random(number)))
+            sub = await stack.enter_async_context(
+                aiomqtt.Client(host, port, identifier=f"bench-{uuid.uuid4().hex[:8]}")
+            )
+            await sub.subscribe("chessbridge/1/table/+/status", qos=1)
+            await sub.subscribe("chessbridge/1/table/+/event/move", qos=1)
+            seen = Seen()
+            collector = asyncio.create_task(seen.collect(sub))
+            names = [table.name for table in tables]
+            try:
+                # 1. power on
+                began = loop.time()
+                await asyncio.gather(*(spawn(table, broker, config) for table in tables))
+                last, missing = await seen.all_online(names, began)
+                result["first start, all online (s)"] = last - began
+                result["first start, not online"] = len(missing)
+                explain(tables, missing)
+                for table in tables:
+                    table.emu.set_clock(3600, 3600, running=WHITE_SIDE)
+                await asyncio.sleep(1.0)
+                # 2. play
+                pids = [table.proc.pid for table in tables if table.proc is not None]
+                daemons_before = sum(cpu_ns(pid) for pid in pids)
+                broker_before = proc_cpu_s(broker_pid)
+                self_before = time.process_time()
+                started = loop.time()
+                out = Play()
+                until = started + args.play
+                await asyncio.gather(
+                    *(play_table(table, seen, args.interval, until, out) for table in tables)
+                )
+                elapsed = loop.time() - started
+                daemons = (sum(cpu_ns(pid) for pid in pids) - daemons_before) / 1e9
+                broker_cpu = proc_cpu_s(broker_pid) - broker_before
+                self_cpu = time.process_time() - self_before
+                result["moves"] = out.moves
+                result["moves not received"] = out.missing
+                result["daemons' CPU per move (ms)"] = 1e3 * daemons / max(out.moves, 1)
+                result["daemons' CPU (% of a core)"] = 100 * daemons / elapsed
+                result["broker CPU (% of a core)"] = 100 * broker_cpu / elapsed
+                result["bench process CPU (% of a core)"] = 100 * self_cpu / elapsed
+                if len(out.latencies) >= 2:
+                    result["latency samples"] = len(out.latencies)
+                    result["latency p50 (ms)"] = 1e3 * quantile(out.latencies, 50)
+                    result["latency p99 (ms)"] = 1e3 * quantile(out.latencies, 99)
+                # 3. power cut
+                for table in tables:
+                    if table.proc is not None and table.proc.returncode is None:
+                        table.proc.send_signal(signal.SIGKILL)
+                await asyncio.gather(*(t.proc.wait() for t in tables if t.proc is not None))
+                began = loop.time()
+                await asyncio.gather(*(spawn(table, broker, config) for table in tables))
+                last, missing = await seen.all_online(names, began)
+                result["after a power cut, all online (s)"] = last - began
+                result["after a power cut, not online"] = len(missing)
+                explain(tables, missing)
+            finally:
+                for table in tables:
+                    if table.proc is not None and table.proc.returncode is None:
+                        table.proc.send_signal(signal.SIGTERM)
+                for table in tables:
+                    if table.proc is not None:
+                        try:
+                            await asyncio.wait_for(table.proc.wait(), 30)
+                        except TimeoutError:
+                            table.proc.kill()
+                            await table.proc.wait()
+                collector.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await collector
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 50, 100])
+    parser.add_argument("--play", type=float, default=40.0, help="seconds of play (default 40)")
+    parser.add_argument(
+        "--interval", type=float, default=2.0, help="seconds between a table's moves (default 2)"
+    )
+    parser.add_argument(
+        "--jitter", type=float, default=0.0, help="[broker] connect_jitter of the daemons"
+    )
+    args = parser.parse_args()
+    compile_bytecode()
+    print(
+        f"chessbridge fleet bench: {platform.python_implementation()} "
+        f"{platform.python_version()}, {platform.system()} {platform.machine()}, "
+        f"{os.cpu_count()} CPUs, mosquitto {mosquitto_version()}; "
+        f"a move every {args.interval:g} s per table for {args.play:g} s; "
+        f"connect_jitter {args.jitter:g} s",
+        flush=True,
+    )
+    results: dict[int, dict[str, float]] = {}
+    for size in args.sizes:
+        results[size] = asyncio.run(fleet(size, args))
+        print(f"N = {size}: " + ", ".join(f"{k} {v:,.2f}" for k, v in results[size].items()))
+        print(flush=True)
+    keys = list(dict.fromkeys(key for result in results.values() for key in result))
+    print(f"{'':36}" + "".join(f"{f'N = {size}':>12}" for size in results))
+    for key in keys:
+        print(
+            f"{key:36}"
+            + "".join(f"{results[size].get(key, float('nan')):12,.2f}" for size in results)
+        )
+
+
+if __name__ == "__main__":
+    main()
