@@ -16,6 +16,10 @@ For each size N (``--sizes``, default 10 50 100), on a private Mosquitto of its 
    state directories (a restart resumes its game): the time until every table is ``online``
    again (each ``online`` counted only if it arrived after the restart began).
 
+A daemon that exits with an error (e.g. its board did not answer in time while the host was
+saturated) is started again 5 s later, as the systemd unit does (``Restart=on-failure``,
+``RestartSec=5s``); those restarts are counted.
+
 ``--jitter S`` sets ``[broker] connect_jitter = S`` in the daemons' config (the first
 connection waits a random time up to S): compare with 0, the default. Everything runs on this
 machine: the daemons, the broker and the boards' emulation share its cores, so at large N this
@@ -127,6 +131,36 @@ class Table:
     proc: asyncio.subprocess.Process | None = None
     board: chess.Board = field(default_factory=chess.Board)
     rng: random.Random = field(default_factory=random.Random)
+    restarts: int = 0
+    """Daemons of this table that exited with an error and were started again."""
+
+
+RESTART_SEC: Final = 5.0
+"""As the systemd unit's ``Restart=on-failure`` with ``RestartSec=5s``."""
+
+
+async def supervise(table: Table, broker: str, config: Path | None) -> None:
+    """Start the table's daemon and, like systemd, start it again 5 s after it fails (until
+    cancelled: a power cut or the end cancel this first)."""
+    while True:
+        await spawn(table, broker, config)
+        assert table.proc is not None
+        code = await table.proc.wait()
+        if code == 0:
+            return
+        await asyncio.sleep(RESTART_SEC)
+        table.restarts += 1
+
+
+async def power_off(tables: list[Table], supervisors: list[asyncio.Task[None]]) -> None:
+    """Every daemon killed at once (SIGKILL), with its supervisor."""
+    for task in supervisors:
+        task.cancel()
+    await asyncio.gather(*supervisors, return_exceptions=True)
+    for table in tables:
+        if table.proc is not None and table.proc.returncode is None:
+            table.proc.send_signal(signal.SIGKILL)
+    await asyncio.gather(*(t.proc.wait() for t in tables if t.proc is not None))
 
 
 async def spawn(table: Table, broker: str, config: Path | None) -> None:
@@ -233,12 +267,16 @@ async def fleet(size: int, args: argparse.Namespace) -> dict[str, float]:
             seen = Seen()
             collector = asyncio.create_task(seen.collect(sub))
             names = [table.name for table in tables]
+            supervisors: list[asyncio.Task[None]] = []
             try:
                 # 1. power on
                 began = loop.time()
-                await asyncio.gather(*(spawn(table, broker, config) for table in tables))
+                supervisors = [
+                    asyncio.create_task(supervise(table, broker, config)) for table in tables
+                ]
                 last, missing = await seen.all_online(names, began)
                 result["first start, all online (s)"] = last - began
+                result["first start, daemons restarted"] = sum(t.restarts for t in tables)
                 result["first start, not online"] = len(missing)
                 explain(tables, missing)
                 for table in tables:
@@ -270,17 +308,22 @@ async def fleet(size: int, args: argparse.Namespace) -> dict[str, float]:
                     result["latency p50 (ms)"] = 1e3 * quantile(out.latencies, 50)
                     result["latency p99 (ms)"] = 1e3 * quantile(out.latencies, 99)
                 # 3. power cut
+                await power_off(tables, supervisors)
                 for table in tables:
-                    if table.proc is not None and table.proc.returncode is None:
-                        table.proc.send_signal(signal.SIGKILL)
-                await asyncio.gather(*(t.proc.wait() for t in tables if t.proc is not None))
+                    table.restarts = 0
                 began = loop.time()
-                await asyncio.gather(*(spawn(table, broker, config) for table in tables))
+                supervisors = [
+                    asyncio.create_task(supervise(table, broker, config)) for table in tables
+                ]
                 last, missing = await seen.all_online(names, began)
                 result["after a power cut, all online (s)"] = last - began
+                result["after a power cut, daemons restarted"] = sum(t.restarts for t in tables)
                 result["after a power cut, not online"] = len(missing)
                 explain(tables, missing)
             finally:
+                for task in supervisors:
+                    task.cancel()
+                await asyncio.gather(*supervisors, return_exceptions=True)
                 for table in tables:
                     if table.proc is not None and table.proc.returncode is None:
                         table.proc.send_signal(signal.SIGTERM)
