@@ -264,7 +264,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_config(scan, "TOML config ([ble] radio)")
     scan.set_defaults(func=_cmd_scan)
 
-    from bridge.install.shell import add_arguments  # light: no MQTT, no board
+    from bridge.install.args import add_arguments  # argparse only: run never loads the installer
 
     install = sub.add_parser(
         "install",
