@@ -7,9 +7,9 @@ the same time (1997 4.4 b: "the king and rook at the same time"). A hand lifts o
 time (4.1: one hand); several pieces leaving their squares within one scan were knocked, not
 touched: that is a displacement (1997 7.3, 2018 7.4.1; 2018 4.2.2 exempts "clearly accidental
 contact" from touch-move), never a touch-move obligation. Two pieces in one scan may still be one
-quick move - a capture with its victim, an en passant, or a king and a rook grasped together for
-castling (the touch of 4.4) - so only pieces that no single move lifts together are a knock
-(``Burst.is_knock``). Pure: no I/O.
+quick move - a capture with its victim (one of them attacks the other in the game), an en passant
+(two pawns side by side), or a king and a rook grasped together for castling (the touch of 4.4) -
+so only pieces that no single move lifts together are a knock (``Burst.is_knock``). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -58,13 +58,14 @@ class Burst(msgspec.Struct):
             if piece is not None and self.after[sq] is None
         ]
 
-    def is_knock(self) -> bool:
-        """Pieces that no single move lifts together: three or more, or two of one colour.
+    def is_knock(self, board: chess.Board) -> bool:
+        """Pieces that no single move of ``board`` (the game) lifts together.
 
         A move lifts at most two pieces: its own and a victim (en passant: the pawn and the
-        victim beside it; a quick capture: the victim and the capturer), or a king and a rook
-        (castling). Two pieces of one colour that are not a king and a rook on their rank belong
-        to no single move.
+        victim beside it; a quick capture: the victim and the capturer, one attacking the
+        other), or a king and a rook (castling). Three or more pieces, two of one colour that
+        are not a king and a rook on their rank, or two of both colours neither of which attacks
+        the other belong to no single move.
         """
         off = self.off()
         if len(off) >= 3:
@@ -73,7 +74,14 @@ class Burst(msgspec.Struct):
             return False
         (a, first), (b, second) = off
         if first.color != second.color:
-            return False
+            pawns = first.piece_type == second.piece_type == chess.PAWN
+            side_by_side = chess.square_rank(a) == chess.square_rank(b) and (
+                abs(chess.square_file(a) - chess.square_file(b)) == 1
+            )
+            attacks = board.attacks_mask(a) & chess.BB_SQUARES[b] or (
+                board.attacks_mask(b) & chess.BB_SQUARES[a]
+            )
+            return not (attacks or (pawns and side_by_side))
         pair = {first.piece_type, second.piece_type} == {chess.KING, chess.ROOK}
         return not (pair and chess.square_rank(a) == chess.square_rank(b))
 
@@ -91,9 +99,16 @@ class Bursts:
         self._last_at = float("-inf")
 
     def feed(
-        self, square: chess.Square, old: chess.Piece | None, new: chess.Piece | None, at: float
+        self,
+        square: chess.Square,
+        old: chess.Piece | None,
+        new: chess.Piece | None,
+        at: float,
+        board: chess.Board,
     ) -> bool:
         """Take one sensor event; true when it makes its burst a knock (once per burst).
+
+        ``board`` is the game: whether two pieces lifted together may be a capture.
 
         A burst holds the events within one scan of its first event; once it is a knock, every
         event less than one scan after the one before still belongs to it (pieces falling on).
@@ -114,7 +129,7 @@ class Bursts:
         else:
             self.current = None
             return False
-        if burst.knocked or not burst.is_knock():
+        if burst.knocked or not burst.is_knock(board):
             return False
         burst.knocked = True
         return True

@@ -33,17 +33,21 @@ States, and what moves the engine between them:
   ``displaced_pieces`` irregularity, and the game keeps the move he pressed.
 * **press** - every press is judged, by ``press``: the whole board against the game. After his
   own move the mover's press checks that the board is the game after it (a second move in the
-  same turn is an illegal move; a castling whose rook was released first and is illegal is one;
-  a released move taken back is a 4.7 breach). With no move recorded, the press of the player
-  having the move completes what the board shows: a move of his pieces read off the board, legal
-  or not (the alert names it), a legal move with pieces displaced besides (the move stands), or a
-  press without a move. These searches run only at a press, and only if the board differs.
+  same turn is an illegal move, if a hand made it: a legal move, put down more than one scan
+  after its lift - a piece that fell anywhere else is displaced; a castling whose rook was
+  released first and is illegal is one; a released move taken back is a 4.7 breach). With no
+  move recorded, the press of the player having the move completes what the board shows: a move
+  of his pieces read off the board, legal or not (the alert names it), a legal move with pieces
+  displaced besides or left unfinished (castling with the king alone, en passant with the victim
+  still there: the move stands, the rest is the mover's displacement), or a press without a
+  move. These searches run only at a press, and only if the board differs.
 * **irregular** - after an illegal move (or a press without one) the engine waits for the
   position before the irregularity, or a legal move from it, and resumes. Where the edition lets
   an unclaimed illegal move stand (1997 blitz C.3 and rapid B.5; 2018 rapid and blitz A.4.2),
   the opponent's legal reply from the position on the board makes it stand: the game goes on
   from that position (a new start position; the earlier part is kept in ``history``) with an
-  ``illegal_move_stood`` alert, and the reply is recorded.
+  ``illegal_move_stood`` alert, and the reply is recorded. There, the illegal move that would
+  lose (7.5.5) is no different: the engine never declares that loss, which needs a claim.
 * **over** - a result was reached; later lifts and places are not moves. Both kings at rest on
   the centre squares, with nothing else in hand, for the dwell time, is the DGT broadcast
   convention for a result, not a pair of moves (a king passing a centre square is not at rest).
@@ -210,6 +214,7 @@ class Arbiter(Irregularities):
         """Squares whose piece the board reported as UNKNOWN: ``_physical`` holds the inference."""
         self.illegal_counts: dict[chess.Color, int] = {chess.WHITE: 0, chess.BLACK: 0}
         self._bursts = Bursts(self.config.same_scan)
+        self._same_scan = self.config.same_scan
         self.set_game(start)
 
     # -- public API -------------------------------------------------------------------------
@@ -485,7 +490,7 @@ class Arbiter(Irregularities):
         self._set(square, piece)
         self._last_change = now
         self._still_reported = False
-        if self._bursts.feed(square, old, piece, now):
+        if self._bursts.feed(square, old, piece, now, self.board):
             self._on_knock()
         facts.append(self._touch(square, old, piece, now, at))
         if self.result is not None:
@@ -808,6 +813,8 @@ class Arbiter(Irregularities):
             return f"{name} lifted by the player who must re-establish the position"
         if self._bursts.current is not None and self._bursts.knocking(now):
             return f"{_name(piece)} knocked off its square with others in one scan: not a touch"
+        if square in self._displaced and self._game[square] != piece:
+            return f"{_name(piece)} lifted from a square reported displaced: putting it right"
         self._ply.touches.append(judge.Touch(square=square, piece=piece, at=now))
         if piece.color == self.board.turn:
             return f"own {name} touched by the player having the move"
@@ -831,6 +838,7 @@ class Arbiter(Irregularities):
                 f"{_name(new)} put back on its square: an adjustment, legal only if j'adoube "
                 f"was announced (Art. {self.edition.adjust})"
             )
+        self._ply.placed[square] = now
         if (square < 8 or square >= 56) and self._is_new_promotion_piece(square, new):
             self._ply.promoted[square] = new.piece_type
         return meaning

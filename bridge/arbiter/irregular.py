@@ -63,6 +63,8 @@ class Ply(msgspec.Struct):
     squares: list[chess.Square] = msgspec.field(default_factory=list)
     touches: list[judge.Touch] = msgspec.field(default_factory=list)
     lifted: dict[chess.Square, tuple[chess.Piece, float]] = msgspec.field(default_factory=dict)
+    placed: dict[chess.Square, float] = msgspec.field(default_factory=dict)
+    """When a piece was last put on each square (the order of two moves in one turn)."""
     promoted: dict[chess.Square, chess.PieceType] = msgspec.field(default_factory=dict)
     """The first new piece put on each promotion square (2018 4.4.4)."""
 
@@ -117,6 +119,8 @@ class Irregularities:
     _moved_on_reported: bool
     _unexplained: float | None
     """Since when the board, last read whole, is explained by nothing (``engine``)."""
+    _same_scan: float
+    """Seconds: sensor events closer than this were read in one scan (``EngineConfig``)."""
 
     # -- provided by the engine ------------------------------------------------------------
 
@@ -182,6 +186,7 @@ class Irregularities:
             self._game,
             self._physical,
             self._diff,
+            self._hands(),
         )
         if verdict is None:
             return []
@@ -194,11 +199,20 @@ class Irregularities:
             return []  # the opponent restarts the offender's clock (7.3 / 7.4.2)
         if self._diff and self._judged == tuple(self._physical):
             return []  # the board already judged, pressed again: the same irregularity
-        knocked = self._displaced
-        verdict = press.on_turn(self.board, self._game, self._physical, self._diff, knocked)
+        verdict = press.on_turn(self.board, self._game, self._physical, self._diff, self._hands())
         if not pressed and not isinstance(verdict, press.Completes | press.Illegal):
             return []  # a clockless board left still: only a move is completed by waiting
         return self._apply(verdict, color, now, pressed=pressed)
+
+    def _hands(self) -> press.Hands:
+        """This turn's lifts and places, and the pieces knocked over in it, for ``press``."""
+        ply = self._ply
+        return press.Hands(
+            lifted={sq: at for sq, (_, at) in ply.lifted.items()},
+            placed=ply.placed,
+            knocked=self._displaced,
+            same_scan=self._same_scan,
+        )
 
     def _apply(
         self, verdict: press.Verdict, color: chess.Color, now: float, *, pressed: bool
@@ -389,13 +403,19 @@ class Irregularities:
     def _illegal(
         self, color: chess.Color, now: float, details: Details, what: str, article: str
     ) -> list[Fact]:
-        """Count an illegal move and raise it; the loss where the edition says so (7.5.5)."""
+        """Count an illegal move and raise it; the loss where the edition says so (7.5.5).
+
+        Where an unclaimed illegal move stands (1997 rapid and blitz, 2018 rapid and blitz), the
+        one that would lose stands too unless the opponent claims it before his own move (or
+        the arbiter steps in): the alert says so, and the result is the arbiter's to set. A loss
+        declared here that nobody claimed would be the worst error the engine can make.
+        """
         edition = self.edition
         self.illegal_counts[color] += 1
         count = self.illegal_counts[color]
         alert = alerts.illegal_move(edition, color, count, what, article, details)
         facts: list[Fact] = [self._raise(alert, now)]
-        if edition.illegal_loses_at is not None and count >= edition.illegal_loses_at:
+        if edition.loses_at_once(count):
             if judge.can_mate(self.board, not color):
                 result = "0-1" if color == chess.WHITE else "1-0"
                 reason = f"{count} illegal moves"

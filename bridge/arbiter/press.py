@@ -17,9 +17,17 @@ player's pieces did, legal or not:
   released move was taken back and an illegal one made instead; or pieces are displaced.
 * ``on_turn`` - the player having the move presses with no move recorded. Nothing changed: a
   press without a move. One move of his pieces explains the board: that move (legal, or an
-  illegal move the alert names). A legal move explains part of it: the move stands, and the rest
-  is displaced pieces (1997 7.3, 2018 7.4.1) - unless the rest is a second move of his. Otherwise
-  displaced pieces or a board nobody can explain.
+  illegal move the alert names); a legal move not finished on the board (the king of a castling
+  with its rook still home, an en passant with the victim still there) stands, and what it left
+  undone is displaced pieces. A legal move explains part of the board: the move stands, and the
+  rest is displaced pieces (1997 7.3, 2018 7.4.1) - unless the rest is a second move of his.
+  Otherwise displaced pieces or a board nobody can explain.
+
+A second move in one turn is an illegal move only when it is one a hand made: a legal move in
+the position after the first (a piece that went where it cannot go, a bishop on c3 from c1 or a
+pawn sideways, fell there), put down more than one scan of the board after it was lifted (a
+piece that left its square and stood on another within one scan fell or was knocked there).
+Of two moves, the first is the one put down first.
 
 When in doubt between a breach and a displacement the answer is the displacement: an alert the
 arbiter dismisses costs nothing, a wrong illegal move can cost a game. Pure: no I/O.
@@ -27,7 +35,7 @@ arbiter dismisses costs nothing, a wrong illegal move can cost a game. Pure: no 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import chess
 import msgspec
@@ -86,32 +94,56 @@ class Unexplained(msgspec.Struct, frozen=True, kw_only=True):
 Verdict = Completes | Revision | Illegal | TakenBack | MovedOn | NoMove | Unexplained
 
 
+class Hands(msgspec.Struct, frozen=True, kw_only=True):
+    """When the pieces of this turn were lifted and put down: who moved them, and in what order.
+
+    ``lifted`` and ``placed`` map a square to when a piece last left it and was last put on it
+    in this turn (a piece put back on its own square is no longer lifted); ``knocked`` are the
+    squares of pieces knocked over in this turn; ``same_scan`` is one scan of the board.
+    """
+
+    lifted: Mapping[chess.Square, float] = msgspec.field(default_factory=dict)
+    placed: Mapping[chess.Square, float] = msgspec.field(default_factory=dict)
+    knocked: Collection[chess.Square] = frozenset()
+    same_scan: float = 0.0
+
+    def fell(self, move: chess.Move) -> bool:
+        """The piece of ``move`` stood on its new square within one scan of leaving its own."""
+        lifted = self.lifted.get(move.from_square)
+        placed = self.placed.get(move.to_square)
+        return lifted is not None and placed is not None and placed - lifted < self.same_scan
+
+    def put_down(self, move: chess.Move) -> float:
+        """When the piece of ``move`` was put down (a move with no record of it: at once)."""
+        return self.placed.get(move.to_square, float("-inf"))
+
+
 def on_turn(
     board: chess.Board,
     game: Squares,
     physical: Squares,
     diff: Collection[chess.Square],
-    knocked: Collection[chess.Square] = (),
+    hands: Hands | None = None,
 ) -> Verdict:
     """What the board shows when the player having the move (``board.turn``) presses.
 
     ``game`` lists ``board``'s pieces, ``diff`` the squares where ``physical`` differs from it;
-    ``knocked`` are squares of pieces knocked over in this turn (never read as a second move).
+    ``hands`` says when this turn's pieces were lifted and put down (see ``Hands``).
     """
+    hands = Hands() if hands is None else hands
     color = board.turn
     if not diff:
         return NoMove()
     one = judge.read_move(game, physical, diff, color)
     if one is not None:
         if board.is_legal(one):
-            return Completes(move=one)
+            return Completes(move=one, displaced=unfinished(board, one, physical))
         return Illegal(move=one)
     found = positions.legal_with_displaced(board, game, physical, diff)
-    displaced = [
-        (move, rest)
-        for move, rest in found
-        if _second(game, physical, rest, color, knocked) is None
+    seconds = [
+        (move, rest, _second(board, move, game, physical, rest, hands)) for move, rest in found
     ]
+    displaced = [(move, rest) for move, rest, second in seconds if second is None]
     if displaced:
         # The move that explains the most squares (castling rather than its rook alone); two
         # that explain as much are a doubt, and a doubt is no move.
@@ -120,12 +152,23 @@ def on_turn(
         if len(best) == 1:
             move, rest = best[0]
             return Completes(move=move, displaced=rest)
-    elif found:
-        move, rest = found[0]
-        second = _second(game, physical, rest, color, knocked)
+    elif seconds:
+        # Two moves, each a hand's: the first is the one put down first.
+        first, _, second = min(seconds, key=lambda found: hands.put_down(found[0]))
         assert second is not None
-        return Illegal(move=second, first=move)
+        return Illegal(move=second, first=first)
     return Unexplained(displacement=judge.is_displacement(game, physical))
+
+
+def unfinished(board: chess.Board, move: chess.Move, physical: Squares) -> frozenset[chess.Square]:
+    """The squares where the board does not show what legal ``move`` of ``board`` puts there.
+
+    Empty for a move made in full; the rook's squares of a castling made with the king alone,
+    the victim's square of an en passant that left it there.
+    """
+    return frozenset(
+        sq for sq, piece in positions.move_changes(board, move) if physical[sq] != piece
+    )
 
 
 def after_own_move(
@@ -136,13 +179,16 @@ def after_own_move(
     game: Squares,
     physical: Squares,
     diff: Collection[chess.Square],
+    hands: Hands | None = None,
 ) -> Verdict | None:
     """What the board shows when the player presses after his move ``recorded``.
 
     ``before`` and ``before_game`` are the position before ``recorded``, ``changed`` the squares
     it changed; ``game`` is the position after it and ``diff`` where ``physical`` differs from
-    that. ``None`` when the board equals the game (the ordinary press).
+    that. ``None`` when the board equals the game (the ordinary press). ``hands``: this turn's
+    lifts and places since ``recorded`` was recorded (see ``Hands``).
     """
+    hands = Hands() if hands is None else hands
     if not diff:
         return None
     color = before.turn
@@ -158,21 +204,43 @@ def after_own_move(
         if instead.from_square == recorded.from_square:
             return MovedOn(move=instead)
     second = judge.read_move(game, physical, diff, color)
-    if second is not None:
+    if second is not None and _by_hand(before, recorded, second, hands):
         return Illegal(move=second, first=recorded)  # the released move stands (4.7)
     if instead is not None:
         return Illegal(move=instead, retract=True)  # the released move was taken back
+    if all(physical[sq] == before_game[sq] for sq in changed):
+        # Every square of the move shows the position before it again: taken back, whatever
+        # else was done meanwhile (the opponent may even have moved on the mover's time).
+        return TakenBack()
     return Unexplained(displacement=judge.is_displacement(game, physical))
 
 
 def _second(
+    board: chess.Board,
+    first: chess.Move,
     game: Squares,
     physical: Squares,
     rest: Collection[chess.Square],
-    color: chess.Color,
-    knocked: Collection[chess.Square],
+    hands: Hands,
 ) -> chess.Move | None:
-    """The squares left over after a legal move, read as a second move of ``color``."""
-    if not rest or any(sq in knocked for sq in rest):
+    """The squares left over after legal ``first``, read as a second move of the same player."""
+    if not rest or any(sq in hands.knocked for sq in rest):
         return None
-    return judge.read_move(game, physical, rest, color)
+    second = judge.read_move(game, physical, rest, board.turn)
+    return second if second is not None and _by_hand(board, first, second, hands) else None
+
+
+def _by_hand(board: chess.Board, first: chess.Move, second: chess.Move, hands: Hands) -> bool:
+    """Whether ``second``, after ``first`` of ``board``, is a move a hand made, not a fall.
+
+    It must be a legal move of the same player in the position after ``first`` (as if the
+    opponent had passed), and its piece put down more than one scan after it was lifted.
+    """
+    if hands.fell(second) or any(
+        sq in hands.knocked for sq in (second.from_square, second.to_square)
+    ):
+        return False
+    after = board.copy(stack=False)
+    after.push(first)
+    after.push(chess.Move.null())
+    return after.is_legal(second)

@@ -101,10 +101,28 @@ class Edition(msgspec.Struct, frozen=True, kw_only=True):
     c4_mating_potential: bool
     """1997 blitz: a win needs mating potential as C.4 defines it (K+N+N is not enough)."""
 
+    def loses_at_once(self, count: int) -> bool:
+        """Whether a player's ``count``-th illegal move ends the game when it is completed.
+
+        Only where an illegal move cannot stand: in rapid and blitz (2018 A.4.2, 1997 B.5 and
+        C.3) the opponent must claim before his own move, or the arbiter step in.
+        """
+        return (
+            self.illegal_loses_at is not None
+            and count >= self.illegal_loses_at
+            and self.illegal_stands is None
+        )
+
     def illegal_penalty(self, count: int) -> str:
         """What the edition prescribes for a player's ``count``-th illegal move."""
         if self.illegal_loses_at is not None and count >= self.illegal_loses_at:
-            return f"game lost by the player ({self.illegal_loss}, illegal move no. {count})"
+            lost = f"game lost by the player ({self.illegal_loss}, illegal move no. {count})"
+            if self.illegal_stands is None:
+                return lost
+            return (
+                f"{lost} if the opponent claims it before making his own move or the arbiter "
+                f"intervenes; otherwise the illegal move stands ({self.illegal_stands})"
+            )
         if self.illegal_minutes_to_opponent and count <= len(self.illegal_minutes_to_opponent):
             minutes = self.illegal_minutes_to_opponent[count - 1]
             return f"{minutes} minute{'s' if minutes != 1 else ''} extra to the opponent; " + (

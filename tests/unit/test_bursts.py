@@ -12,14 +12,24 @@ from bridge.arbiter.bursts import Bursts
 P = chess.Piece.from_symbol
 
 
-def knocks(events: Sequence[tuple[float, chess.Square, str | None, str | None]]) -> list[float]:
-    """When each knock was found, feeding ``(at, square, old, new)`` events."""
+def knocks(
+    events: Sequence[tuple[float, chess.Square, str | None, str | None]],
+    board: chess.Board | None = None,
+) -> list[float]:
+    """When each knock was found, feeding ``(at, square, old, new)`` events.
+
+    ``board`` is the game; by default, the pieces the events find on their squares.
+    """
+    if board is None:
+        board = chess.Board(None)
+        for _, square, old, _ in reversed(events):
+            board.set_piece_at(square, None if old is None else P(old))
     bursts = Bursts(0.04)
     found = []
     for at, square, old, new in events:
         before = None if old is None else P(old)
         after = None if new is None else P(new)
-        if bursts.feed(square, before, after, at):
+        if bursts.feed(square, before, after, at, board):
             found.append(at)
     return found
 
@@ -46,6 +56,33 @@ def test_two_pieces_one_move_lifts_together_are_no_knock(
     first: tuple[chess.Square, str], second: tuple[chess.Square, str]
 ) -> None:
     assert knocks([(0.0, first[0], first[1], None), (0.01, second[0], second[1], None)]) == []
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ((chess.B2, "P"), (chess.B7, "p")),  # pawns on one file: neither takes the other
+        ((chess.G1, "N"), (chess.B8, "n")),  # knights far apart
+        ((chess.E4, "P"), (chess.E5, "p")),  # pawns face to face: blocked, no capture
+        ((chess.A1, "R"), (chess.H8, "r")),  # rooks on a diagonal
+    ],
+)
+def test_two_pieces_of_both_colours_no_move_lifts_together_are_a_knock(
+    first: tuple[chess.Square, str], second: tuple[chess.Square, str]
+) -> None:
+    board = chess.Board(None)
+    board.set_piece_at(first[0], P(first[1]))
+    board.set_piece_at(second[0], P(second[1]))
+    events = [(0.0, first[0], first[1], None), (0.01, second[0], second[1], None)]
+    assert knocks(events, board) == [0.01]
+
+
+def test_a_rook_and_the_rook_it_attacks_lifted_together_may_be_a_capture() -> None:
+    board = chess.Board(None)
+    board.set_piece_at(chess.A1, P("R"))
+    board.set_piece_at(chess.A8, P("r"))
+    events = [(0.0, chess.A8, "r", None), (0.01, chess.A1, "R", None)]
+    assert knocks(events, board) == []
 
 
 def test_quick_moves_one_after_another_are_no_knock() -> None:

@@ -725,3 +725,239 @@ def test_a_move_recognised_after_its_press_is_completed_by_that_press() -> None:
     table.board.push_san("O-O-O")
     facts = table.do([Place(chess.B7, P("p"))]) + table.play("a3")
     assert kinds(facts) == []
+
+
+# -- the whole board at the press: moves left unfinished, falls, and the order of two moves ------
+
+# White to move may take en passant on f6 (Black's f-pawn has just come to f5).
+EN_PASSANT = "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3"
+
+
+@BOTH
+@pytest.mark.parametrize("kingside", [True, False])
+@pytest.mark.parametrize("clock", [True, False])
+def test_castling_made_with_the_king_alone_is_the_movers_displacement(
+    edition: str, kingside: bool, clock: bool
+) -> None:
+    # The king two squares, the rook left home, then the press (or, clockless, left still): the
+    # castling stands (the king's two-square move is castling only) and the rook is the mover's
+    # to put right - never an illegal move, never the opponent's displacement.
+    table = Table(CASTLE, edition, clock=clock)
+    facts = table.do(white_castles(kingside)[:2])
+    facts += table.press(chess.WHITE) if clock else table.wait(11.0)
+    assert [m.san for m in moves(facts)] == ["O-O" if kingside else "O-O-O"]
+    [alert] = alerts(facts)
+    assert (alert.kind, alert.color) == ("displaced_pieces", chess.WHITE)
+    assert alert.details["squares"] == (["f1", "h1"] if kingside else ["a1", "d1"])
+    assert table.arbiter.illegal_counts[chess.WHITE] == 0
+    # Black replies before the rook is put right: nothing is his.
+    facts = table.do([Lift(chess.H7), Place(chess.H6, P("p"))])
+    facts += table.press(chess.BLACK) if clock else table.wait(11.0)
+    assert [m.san for m in moves(facts)] == ["h6"]
+    assert alerts(facts) == []
+    # The rook put right afterwards: no touch of Black's, nothing more.
+    rook_from, rook_to = (chess.H1, chess.F1) if kingside else (chess.A1, chess.D1)
+    facts = table.do([Lift(rook_from), Place(rook_to, P("R"))], interval=0.5)
+    assert alerts(facts) == []
+    assert table.arbiter.differing() == frozenset()
+
+
+def test_black_castling_with_the_king_alone() -> None:
+    table = Table(CASTLE)
+    table.play("a3")
+    facts = table.do([Lift(chess.E8), Place(chess.G8, P("k"))]) + table.press(chess.BLACK)
+    assert [m.san for m in moves(facts)] == ["O-O"]
+    [alert] = alerts(facts)
+    assert (alert.kind, alert.color, alert.details["squares"]) == (
+        "displaced_pieces",
+        chess.BLACK,
+        ["f8", "h8"],
+    )
+
+
+@BOTH
+def test_en_passant_with_the_victim_left_on_the_board(edition: str) -> None:
+    table = Table(EN_PASSANT, edition)
+    facts = table.do([Lift(chess.E5), Place(chess.F6, P("P"))]) + table.wait(1.0)
+    facts += table.press(chess.WHITE)
+    assert [m.san for m in moves(facts)] == ["exf6"]
+    [alert] = alerts(facts)
+    assert (alert.kind, alert.color, alert.details["squares"]) == (
+        "displaced_pieces",
+        chess.WHITE,
+        ["f5"],
+    )
+    facts = table.do([Lift(chess.G8), Place(chess.H6, P("n"))]) + table.press(chess.BLACK)
+    assert [m.san for m in moves(facts)] == ["Nh6"]
+    assert alerts(facts) == []
+
+
+@BOTH
+@pytest.mark.parametrize("fallen_first", [True, False])
+@pytest.mark.parametrize(
+    ("origin", "target", "piece"),
+    [
+        (chess.C1, chess.C3, "B"),  # a bishop cannot go straight ahead
+        (chess.D2, chess.C3, "P"),  # a pawn cannot go sideways without a capture
+        (chess.B1, chess.B3, "N"),  # nor a knight two squares ahead
+    ],
+)
+def test_a_piece_fallen_where_it_cannot_go_is_displaced_not_a_second_move(
+    edition: str, fallen_first: bool, origin: chess.Square, target: chess.Square, piece: str
+) -> None:
+    table = Table(rules_label=edition)
+    move: list[Step] = [Lift(chess.E2), Place(chess.E4, P("P"))]
+    fall: list[Step] = [Lift(origin), Place(target, P(piece))]
+    if fallen_first:
+        facts = table.do(fall, interval=0.3) + table.do(move)
+    else:
+        facts = table.do(move) + table.do(fall, interval=0.3)
+    facts += table.press(chess.WHITE)
+    assert [m.san for m in moves(facts)] == ["e4"]
+    [alert] = alerts(facts)
+    assert (alert.kind, alert.color) == ("displaced_pieces", chess.WHITE)
+    assert alert.details["squares"] == sorted(
+        [chess.square_name(origin), chess.square_name(target)], key=chess.parse_square
+    )
+    assert table.arbiter.illegal_counts[chess.WHITE] == 0
+    facts = table.do([Lift(target), Place(origin, P(piece))], interval=0.5)
+    facts += table.do([Lift(chess.E7), Place(chess.E5, P("p"))]) + table.press(chess.BLACK)
+    assert [m.san for m in moves(facts)] == ["e5"]
+    assert alerts(facts) == []
+
+
+@BOTH
+@pytest.mark.parametrize("fallen_first", [True, False])
+def test_a_piece_that_lands_on_a_legal_square_within_one_scan_fell(
+    edition: str, fallen_first: bool
+) -> None:
+    # d2 read empty and d3 occupied 20 ms apart: no hand moves a pawn that fast.
+    table = Table(rules_label=edition)
+    move: list[Step] = [Lift(chess.E2), Place(chess.E4, P("P"))]
+    fall: list[Step] = [Lift(chess.D2), Place(chess.D3, P("P"))]
+    if fallen_first:
+        facts = table.do(fall, interval=0.02) + table.do(move)
+    else:
+        facts = table.do(move) + table.do(fall, interval=0.02)
+    facts += table.press(chess.WHITE)
+    assert [m.san for m in moves(facts)] == ["e4"]
+    assert kinds(facts) == ["displaced_pieces"]
+    assert table.arbiter.illegal_counts[chess.WHITE] == 0
+
+
+@BOTH
+def test_a_second_legal_move_made_by_hand_is_still_an_illegal_move(edition: str) -> None:
+    table = Table(rules_label=edition)
+    table.do([Lift(chess.E2), Place(chess.E4, P("P"))])
+    facts = table.do([Lift(chess.D2), Place(chess.D3, P("P"))], interval=0.3)
+    facts += table.press(chess.WHITE)
+    [alert] = alerts(facts)
+    assert alert.kind == "illegal_move"
+    assert (alert.details["first_move"], alert.details["move"]) == ("e2e4", "d2d3")
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ([Lift(chess.E2), Place(chess.E3, P("P"))], [Lift(chess.D2), Place(chess.D4, P("P"))]),
+        ([Lift(chess.D2), Place(chess.D4, P("P"))], [Lift(chess.E2), Place(chess.E3, P("P"))]),
+        ([Lift(chess.B1), Place(chess.C3, P("N"))], [Lift(chess.G1), Place(chess.F3, P("N"))]),
+    ],
+)
+def test_of_two_moves_in_one_turn_the_first_is_the_one_put_down_first(
+    first: list[Step], second: list[Step]
+) -> None:
+    # The first may still be pending (e3: the pawn could go on to e4) when the second is made.
+    table = Table()
+    facts = table.do(first, interval=0.15) + table.do(second, interval=0.15)
+    facts += table.press(chess.WHITE)
+    [alert] = alerts(facts)
+    assert alert.kind == "illegal_move"
+    expected = (
+        chess.Move(first[0].square, first[1].square).uci(),
+        chess.Move(second[0].square, second[1].square).uci(),
+    )
+    assert (alert.details["first_move"], alert.details["move"]) == expected
+
+
+@BOTH
+def test_a_capture_taken_back_and_the_opponent_moving_is_the_movers_release_breach(
+    edition: str,
+) -> None:
+    table = Table("rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2", edition)
+    facts = table.do([Lift(chess.D5), Lift(chess.E4), Place(chess.D5, P("P"))])
+    assert [m.san for m in moves(facts)] == ["exd5"]
+    table.do([Lift(chess.D5), Place(chess.E4, P("P")), Place(chess.D5, P("p"))])
+    table.do([Lift(chess.G8), Place(chess.F6, P("n"))])  # Black moves on White's time
+    facts = table.press(chess.WHITE)
+    [alert] = alerts(facts)
+    assert (alert.kind, alert.color, alert.article) == ("released_piece_moved", chess.WHITE, "4.7")
+    assert "board_mismatch" not in kinds(table.facts)
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ((chess.B2, "P"), (chess.B7, "p")),
+        ((chess.G1, "N"), (chess.B8, "n")),
+        ((chess.H2, "P"), (chess.A7, "p")),
+    ],
+)
+def test_two_pieces_of_both_colours_no_move_lifts_together_were_knocked(
+    first: tuple[chess.Square, str], second: tuple[chess.Square, str]
+) -> None:
+    table = Table()
+    facts = table.do([Lift(first[0]), Lift(second[0])], interval=0.01) + table.wait(0.5)
+    assert kinds(facts) == ["displaced_pieces"]
+    facts = table.do([Place(first[0], P(first[1])), Place(second[0], P(second[1]))])
+    facts += table.play("e4")
+    assert kinds(facts) == []
+
+
+def test_a_capturer_and_its_victim_lifted_in_one_scan_are_a_move_not_a_knock() -> None:
+    table = Table("rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2")
+    facts = table.do([Lift(chess.E4), Lift(chess.D5)], interval=0.01)
+    facts += table.do([Place(chess.D5, P("P"))]) + table.press(chess.WHITE)
+    assert [m.san for m in moves(facts)] == ["exd5"]
+    assert kinds(facts) == []
+
+
+@pytest.mark.parametrize(
+    ("edition", "count"),
+    [("fide-2018-rapid", 2), ("fide-2018-blitz", 2), ("fide-1997-rapid", 3)],
+)
+def test_the_illegal_move_that_would_lose_stands_too_unless_claimed(
+    edition: str, count: int
+) -> None:
+    # Where an unclaimed illegal move stands, the one that would lose is no different: the
+    # opponent must claim before his own move (or the arbiter intervene). The engine says so
+    # and leaves the result to the arbiter; if the opponent replies, it stands.
+    table = Table(rules_label=edition)
+    for _ in range(count - 1):
+        table.do([Lift(chess.E2), Place(chess.E5, P("P"))])
+        table.press(chess.WHITE)
+        table.do([Lift(chess.E5), Place(chess.E2, P("P"))])
+        table.press(chess.BLACK)
+    table.do([Lift(chess.E2), Place(chess.E5, P("P"))])
+    facts = table.press(chess.WHITE)
+    [alert] = alerts(facts)
+    assert (alert.kind, alert.details["count"]) == ("illegal_move", count)
+    assert "if the opponent claims it" in str(alert.details["penalty"])
+    assert results(facts) == []
+    facts = table.do([Lift(chess.D7), Place(chess.D6, P("p"))]) + table.press(chess.BLACK)
+    assert kinds(facts) == ["illegal_move_stood"]
+    assert [m.san for m in moves(facts)] == ["d6"]
+    assert table.arbiter.result is None
+
+
+def test_lifting_a_piece_off_a_square_reported_displaced_is_no_touch() -> None:
+    # White's bishop fell onto c3 during e4; after the press he puts it right on Black's time.
+    # That lift is not Black touching an opponent's piece, whatever Black then plays.
+    table = Table()
+    table.do([Lift(chess.E2), Place(chess.E4, P("P"))])
+    table.do([Lift(chess.C1), Place(chess.C3, P("B"))], interval=0.3)
+    table.press(chess.WHITE)
+    facts = table.do([Lift(chess.C3), Place(chess.C1, P("B"))], interval=0.5)
+    facts += table.do([Lift(chess.E7), Place(chess.E5, P("p"))]) + table.press(chess.BLACK)
+    assert [m.san for m in moves(facts)] == ["e5"]
+    assert kinds(facts) == []
