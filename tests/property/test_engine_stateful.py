@@ -1,13 +1,17 @@
 """Random games played by random human hands, clean and irregular: the engine records the game.
 
-Moves are made in random styles (captures either way, slides, castling king first, promotion
-through the pawn), with sensor flicker and adjustments of pieces that oblige nothing (pieces that
-cannot move, opponent's pieces that cannot be captured). Among them come irregular actions, each
-put right afterwards: a piece knocked off its square during a move, a knocked board, an illegal
-move (castling without the right among them) completed by the press, two moves in one turn, and
-presses without a move. Invariants: the recorded moves equal the game, every emitted move is
-legal where it was emitted, clean play raises no alert at all, and each irregular action raises
-exactly the alert it calls for - never a wrong illegal move.
+Games start from the initial position or from one where both sides can castle, have lost the
+right to, or would castle through check. Moves are made in random styles (captures either way,
+slides, castling king first, promotion through the pawn), with sensor flicker and adjustments of
+pieces that oblige nothing (pieces that cannot move, opponent's pieces that cannot be captured).
+Among them come irregular actions, each put right afterwards: a piece knocked off its square
+during a move, a piece fallen onto a square where it cannot go during a move, a knocked board,
+an illegal move (castling without the right or through check among them) completed by the
+press, two moves in one turn, and presses without a move. A game holds a few irregular actions,
+never so many illegal moves that they end it, so that clean play goes on long enough to be
+judged. Invariants: the recorded moves equal the game, every emitted move is legal where it was
+emitted, clean play raises no alert at all, and each irregular action raises exactly the alert
+it calls for - never a wrong illegal move.
 """
 
 from __future__ import annotations
@@ -30,6 +34,16 @@ from tests.unit.test_laws import Table
 
 EDITIONS = ["fide-2018", "fide-1997", "fide-2018-blitz", "fide-1997-blitz", "fide-1997-rapid"]
 
+CASTLING = "r3k2r/pppq1ppp/2npbn2/2b1p3/2B1P3/2NPBN2/PPPQ1PPP/R3K2R w KQkq - 0 8"
+STARTS = [
+    chess.STARTING_FEN,
+    CASTLING,  # both sides may castle either way
+    CASTLING.replace(" KQkq ", " - "),  # the way is clear, the right is lost
+    "r3k2r/ppp2ppp/2n5/8/2b2B2/2N5/PPP2PPP/R3K2R w KQkq - 0 1",  # f1 and d8 attacked
+]
+IRREGULAR_PER_GAME = 4
+"""Irregular actions in one game: enough to mix them with play, few enough to leave play."""
+
 
 class HumanGame(RuleBasedStateMachine):
     """A game at a table with a clock, played by people who sometimes get it wrong."""
@@ -43,13 +57,27 @@ class HumanGame(RuleBasedStateMachine):
         self.seen = 0
         self.touched: list[chess.Square] = []
         """Pieces touched in illegal moves: 4.3 applies to the move replacing them (7.5.1)."""
+        self.irregular = 0
 
-    @initialize(edition=st.sampled_from(EDITIONS))
-    def start(self, edition: str) -> None:
-        self.table = Table(rules_label=edition)
+    @initialize(edition=st.sampled_from(EDITIONS), fen=st.sampled_from(STARTS))
+    def start(self, edition: str, fen: str) -> None:
+        self.table = Table(fen, rules_label=edition)
+        self.model = chess.Board(fen)
+        self.replay = chess.Board(fen)
 
     def _live(self) -> bool:
         return not self.model.is_game_over() and self.table.arbiter.result is None
+
+    def _may_err(self) -> bool:
+        """An irregular action may come: the game is on, and it would not end by illegal moves."""
+        arbiter = self.table.arbiter
+        loses_at = arbiter.edition.illegal_loses_at
+        count = arbiter.illegal_counts[self.model.turn]
+        return (
+            self._live()
+            and self.irregular < IRREGULAR_PER_GAME
+            and (loses_at is None or count + 1 < loses_at)
+        )
 
     def _legal_moves(self) -> list[chess.Move]:
         """The moves the player may make: with the piece touched in his illegal move, if any."""
@@ -80,17 +108,21 @@ class HumanGame(RuleBasedStateMachine):
     # -- clean play ------------------------------------------------------------------------
 
     @precondition(lambda self: self._live())
-    @rule(data=st.data(), style=st.sampled_from(list(Style)))
-    def move(self, data: st.DataObject, style: Style) -> None:
-        move = data.draw(st.sampled_from(self._legal_moves()), label="move")
-        color = self.model.turn
-        seq = steps(self.model, move, style)
-        self.model.push(move)
-        self.table.do(seq, interval=data.draw(st.sampled_from([0.1, 0.2, 0.3]), label="pace"))
-        if data.draw(st.booleans(), label="rest before pressing"):
-            self.table.wait(1.0)
-        self.table.press(color)
-        self._expect()
+    @rule(data=st.data(), count=st.integers(1, 4))
+    def move(self, data: st.DataObject, count: int) -> None:
+        for _ in range(count):  # a few moves at a time: games long enough to judge play
+            if not self._live():
+                return
+            move = data.draw(st.sampled_from(self._legal_moves()), label="move")
+            style = data.draw(st.sampled_from(list(Style)), label="style")
+            color = self.model.turn
+            seq = steps(self.model, move, style)
+            self.model.push(move)
+            self.table.do(seq, interval=data.draw(st.sampled_from([0.1, 0.2, 0.3]), label="pace"))
+            if data.draw(st.booleans(), label="rest before pressing"):
+                self.table.wait(1.0)
+            self.table.press(color)
+            self._expect()
 
     @precondition(lambda self: self._live())
     @rule(data=st.data())
@@ -121,9 +153,10 @@ class HumanGame(RuleBasedStateMachine):
 
     # -- irregular actions, each put right ------------------------------------------------------
 
-    @precondition(lambda self: self._live())
+    @precondition(lambda self: self._may_err())
     @rule(data=st.data())
     def move_with_a_piece_knocked_off(self, data: st.DataObject) -> None:
+        self.irregular += 1
         board = self.model
         move = data.draw(st.sampled_from(self._legal_moves()), label="move")
         mover = board.piece_at(move.from_square)
@@ -151,9 +184,56 @@ class HumanGame(RuleBasedStateMachine):
         self.table.do([Place(knocked, piece)], interval=0.5)
         self._expect()
 
-    @precondition(lambda self: self._live())
+    @precondition(lambda self: self._may_err())
+    @rule(data=st.data())
+    def move_with_a_piece_fallen(self, data: st.DataObject) -> None:
+        self.irregular += 1
+        board = self.model
+        move = data.draw(st.sampled_from(self._legal_moves()), label="move")
+        mover = board.piece_at(move.from_square)
+        assert mover is not None
+        after = board.copy()
+        after.push(move)
+        after.push(chess.Move.null())
+        involved = {step.square for step in steps(board, move)}
+        falls = [
+            (square, target)
+            for square, piece in board.piece_map().items()
+            if piece.color == board.turn
+            and square not in involved
+            and piece.piece_type not in (mover.piece_type, chess.KING)
+            and not _may_promote(piece, square)
+            for target in chess.SQUARES
+            if target not in involved
+            and board.piece_at(target) is None
+            and not board.is_pseudo_legal(chess.Move(square, target))
+            and not after.is_pseudo_legal(chess.Move(square, target))
+            and not (piece.piece_type == chess.PAWN and chess.square_rank(target) in (0, 7))
+        ]
+        if not falls:
+            return
+        square, target = data.draw(st.sampled_from(falls), label="fallen")
+        piece = board.piece_at(square)
+        assert piece is not None
+        color = board.turn
+        seq = steps(board, move)
+        fall: list[Step] = [Lift(square), Place(target, piece)]
+        self.model.push(move)
+        if data.draw(st.booleans(), label="falls first"):
+            self.table.do(fall, interval=0.02)
+            self.table.do(seq)
+        else:
+            self.table.do(seq)
+            self.table.do(fall, interval=0.02)
+        self.table.press(color)
+        self._expect("displaced_pieces")
+        self.table.do([Lift(target), Place(square, piece)], interval=0.5)
+        self._expect()
+
+    @precondition(lambda self: self._may_err())
     @rule(data=st.data())
     def knocked_board(self, data: st.DataObject) -> None:
+        self.irregular += 1
         pieces = self.model.piece_map()
         squares = data.draw(
             st.lists(st.sampled_from(sorted(pieces)), min_size=3, max_size=5, unique=True),
@@ -164,13 +244,12 @@ class HumanGame(RuleBasedStateMachine):
         self.table.do([Place(sq, pieces[sq]) for sq in squares])
         self._expect("displaced_pieces")
 
-    @precondition(lambda self: self._live())
+    @precondition(lambda self: self._may_err() and not self.touched)
     @rule(data=st.data())
     def illegal_move_then_put_right(self, data: st.DataObject) -> None:
         board = self.model
         color = board.turn
-        castling = _illegal_castling(board)
-        tries: list[list[Step]] = [castling] if castling else []
+        tries: list[list[Step]] = []
         for square, piece in board.piece_map().items():
             if piece.color != color or piece.piece_type == chess.KING:
                 continue
@@ -183,7 +262,26 @@ class HumanGame(RuleBasedStateMachine):
                     and not (piece.piece_type == chess.PAWN and last)
                 ):
                     tries.append([Lift(square), Place(target, piece)])
-        seq = data.draw(st.sampled_from(tries), label="illegal")
+        self._illegal_then_put_right(data.draw(st.sampled_from(tries), label="illegal"))
+
+    @precondition(
+        lambda self: (
+            self._may_err()
+            and not self.touched  # a piece of his last illegal move must move (7.5.1: 4.3 applies)
+            and _illegal_castling(self.model) is not None
+        )
+    )
+    @rule(data=st.data())
+    def illegal_castling_then_put_right(self, data: st.DataObject) -> None:
+        castling = _illegal_castling(self.model)
+        assert castling is not None
+        if data.draw(st.booleans(), label="rook first"):
+            castling = castling[2:] + castling[:2]
+        self._illegal_then_put_right(castling)
+
+    def _illegal_then_put_right(self, seq: list[Step]) -> None:
+        self.irregular += 1
+        color = self.model.turn
         self.touched.append(seq[0].square)
         self.table.do(seq)
         self.table.press(color)
@@ -192,9 +290,10 @@ class HumanGame(RuleBasedStateMachine):
         self.table.press(not color)  # the opponent hands the clock back
         self._expect()
 
-    @precondition(lambda self: self._live())
+    @precondition(lambda self: self._may_err())
     @rule(data=st.data())
     def two_moves_in_one_turn(self, data: st.DataObject) -> None:
+        self.irregular += 1
         board = self.model
         color = board.turn
         first = data.draw(st.sampled_from(self._legal_moves()), label="first")
@@ -202,16 +301,22 @@ class HumanGame(RuleBasedStateMachine):
         after.push(first)
         if after.is_game_over() or dead.is_blockade(after):
             return
+        after.push(chess.Move.null())  # the same player moves again
+        # A second move is one a hand makes: a legal move of his in the position after the first
+        # (a piece put where it cannot go fell there: see move_with_a_piece_fallen).
         seconds: list[list[Step]] = [
-            [Lift(square), Place(target, piece)]
-            for square, piece in after.piece_map().items()
-            if piece.color == color and piece.piece_type != chess.KING and square != first.to_square
-            for target in chess.SQUARES
-            if after.piece_at(target) is None
-            and target != first.from_square  # the board could not tell which piece moved
-            and not (piece.piece_type == chess.PAWN and chess.square_rank(target) in (0, 7))
-            and not _en_passant_victim(board, first, target)
+            [Lift(move.from_square), Place(move.to_square, piece)]
+            for move in after.legal_moves
+            if (piece := after.piece_at(move.from_square)) is not None
+            and piece.piece_type != chess.KING
+            and move.from_square != first.to_square
+            and after.piece_at(move.to_square) is None
+            and move.to_square != first.from_square  # the board could not tell which piece moved
+            and move.promotion is None
+            and not after.is_en_passant(move)
         ]
+        if not seconds:
+            return
         second = data.draw(st.sampled_from(seconds), label="second")
         seq = steps(board, first)
         self.model.push(first)
@@ -224,9 +329,10 @@ class HumanGame(RuleBasedStateMachine):
         self.table.do(_undo(second))
         self._expect()
 
-    @precondition(lambda self: self._live())
+    @precondition(lambda self: self._may_err())
     @rule()
     def press_without_a_move(self) -> None:
+        self.irregular += 1
         color = self.model.turn
         self.table.press(color)
         if self.table.arbiter.edition.year >= 2018:
@@ -249,6 +355,8 @@ class HumanGame(RuleBasedStateMachine):
     @invariant()
     def emitted_moves_are_legal_and_the_game(self) -> None:
         for fact in self.table.facts[self.checked :]:
+            if isinstance(fact, AlertRaised) and "retracted" in fact.details:
+                self.replay.pop()  # the rook of an illegal castling, recorded on its own
             if isinstance(fact, MovePlayed):
                 assert not fact.supersedes, f"a move was superseded: {fact}"
                 legal = self.replay.is_legal(fact.move)
