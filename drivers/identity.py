@@ -13,7 +13,7 @@ import re
 from typing import Final
 
 MAX_TEXT: Final = 160
-"""Longest identity text kept (a DGT Pegasus says 70 characters of trademark, on three lines)."""
+"""Longest identity text kept (a DGT Pegasus's trademark is about 130 characters on four lines)."""
 
 MAX_SERIAL: Final = 32
 MAX_FIRMWARE_MAJOR: Final = 15
@@ -47,3 +47,12 @@ def firmware(major: int, minor: int) -> str | None:
     if not (0 <= major <= MAX_FIRMWARE_MAJOR and 0 <= minor <= MAX_FIRMWARE_MINOR):
         return None
     return f"{major}.{minor:02d}"
+
+
+def serial_after(raw: str, label: str) -> str | None:
+    """The serial number written after ``label`` in a board's free text, up to the next comma or
+    line end (a DGT Pegasus's trademark ends ``hardware version: 1.00, serial no: 12345``), if
+    ``label`` is there (case aside) and what follows it is a plausible :func:`serial`; else
+    ``None``."""
+    found = re.search(re.escape(label) + r"([^,\r\n]*)", raw, re.IGNORECASE)
+    return None if found is None else serial(found.group(1))

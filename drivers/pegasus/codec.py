@@ -10,6 +10,11 @@ Contract:
   :data:`~drivers.events.UNKNOWN`; the engine infers which piece it is from the game. The board
   dump becomes a ``BoardSnapshot``, a field update a ``SquareEmptied`` or ``SquareOccupied``.
   Squares are DGT's (a8 = 0), in the board's own frame.
+* The trademark is four lines of text (§2: ``Digital Game Technology`` / copyright / software
+  version / ``hardware version: x, serial no: z``): it becomes a ``BoardInfo`` with the model
+  :data:`~drivers.pegasus.protocol.MODEL` and the serial number read from its last line
+  (``None`` if it has none that :func:`drivers.identity.serial` finds plausible). A trademark
+  that is not plausible text is dropped.
 * An occupancy board looks the same turned round: the start position cannot tell its
   orientation, so a board set up from Black's side is seen as it stands.
 """
@@ -21,6 +26,7 @@ from typing import Final
 
 import chess
 
+from drivers import identity
 from drivers.dgt import codec as dgt
 from drivers.dgt.events import DgtEvent
 from drivers.events import (
@@ -66,6 +72,14 @@ def _field_update(payload: bytes, at: float) -> list[DgtEvent]:
     return [SquareOccupied(square=square, piece=UNKNOWN, at=at)]
 
 
+def decode_trademark(payload: bytes, at: float) -> list[DgtEvent]:
+    """The trademark text → the model and the serial number it carries (§2)."""
+    raw = payload.decode("ascii")  # the framing keeps every byte below 0x80
+    if identity.text(raw) is None:
+        raise dgt.InvalidMessage(f"implausible trademark {payload[:16]!r}")
+    return [BoardInfo(trademark=p.MODEL, serial=identity.serial_after(raw, p.SERIAL_LABEL), at=at)]
+
+
 PEGASUS: Final = dgt.Dialect(
     names=p.MESSAGE_NAMES,
     sizes=p.MESSAGE_SIZES,
@@ -73,7 +87,7 @@ PEGASUS: Final = dgt.Dialect(
         p.MSG_BOARD_DUMP: _board_dump,
         p.MSG_FIELD_UPDATE: _field_update,
         p.MSG_SERIALNR: dgt.decode_serialnr,
-        p.MSG_TRADEMARK: dgt.decode_trademark,
+        p.MSG_TRADEMARK: decode_trademark,
         p.MSG_VERSION: dgt.decode_version,
         p.MSG_BATTERY_STATUS: dgt.decode_battery,
         p.MSG_LONG_SERIALNR: dgt.decode_long_serialnr,

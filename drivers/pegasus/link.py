@@ -5,9 +5,10 @@ framing over the Nordic UART service (board-protocols.md §2); it senses occupan
 piece it reports is :data:`~drivers.events.UNKNOWN` and the engine infers which from the game.
 It lights squares and reports its battery; it has no clock and no move memory the host reads.
 
-Start-up: reset, lights off, version, trademark (which carries the serial number), the board,
-then field updates. The official app also sends a developer key (``63 07 <key> 00``) that is
-not public; boards seen by other hosts report without it (§2 [uncertain]).
+Start-up: reset, lights off, version, trademark (the codec reads the serial number out of it
+and names the model ``DGT Pegasus``), the board, then field updates. The official app also
+sends a developer key (``63 07 <key> 00``) that is not public; boards seen by other hosts
+report without it (§2 [uncertain]).
 """
 
 from __future__ import annotations

@@ -25,6 +25,11 @@ NOTIFY: Final = "6e400003-b5a3-f393-e0a9-e50e24dcca9e"
 NAME_PREFIXES: Final = ("DGT_PEGASUS",)
 """Advertised names: ``DGT_PEGASUS_<serial>`` (§2 [uncertain])."""
 
+MODEL: Final = "DGT Pegasus"
+"""The board's model, published once its trademark message identifies it."""
+SERIAL_LABEL: Final = "serial no:"
+"""The trademark's last line is ``hardware version: x, serial no: z`` (§2, DCMA)."""
+
 # --- §1.3 / §2 host → board commands ----------------------------------------------------------
 
 CMD_RESET: Final = dgt.CMD_SEND_RESET

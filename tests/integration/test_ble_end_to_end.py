@@ -84,14 +84,16 @@ class Expected:
     """What the retained ``board`` says of each family's emulated board."""
 
     model: str
+    serial: str | None
     rssi: int
     battery: int | None
 
 
 FAMILIES = {
-    "chessnut": Expected(model="Chessnut Air", rssi=-58, battery=87),
-    "pegasus": Expected(model="Digital Game Technology", rssi=-66, battery=72),
-    "millennium-ble": Expected(model="MILLENNIUM CHESS", rssi=-62, battery=None),
+    "chessnut": Expected(model="Chessnut Air", serial=None, rssi=-58, battery=87),
+    # The Pegasus's serial number is the last line of its trademark (the emulator's 12345).
+    "pegasus": Expected(model="DGT Pegasus", serial="12345", rssi=-66, battery=72),
+    "millennium-ble": Expected(model="MILLENNIUM CHESS", serial=None, rssi=-62, battery=None),
 }
 
 
@@ -148,7 +150,8 @@ async def test_a_game_on_a_bluetooth_board_switched_off_midway(
     assert board_states(sub)[:3] == ["connected", "disconnected", "connected"]
     board = payloads_on(sub, "board")[-1]["data"]
     assert board["driver"] == family
-    assert board["model"].startswith(expected.model)
+    assert board["model"] == expected.model
+    assert board["serial"] == expected.serial
     assert board["rssi"] == expected.rssi
     assert board["battery"] == expected.battery
     assert board["orientation"] == "normal"

@@ -244,7 +244,7 @@ async def test_a_pegasus_reports_where_pieces_stand_lights_and_battery() -> None
     from drivers.events import UNKNOWN
     from drivers.pegasus.emulator import PegasusEmulator
 
-    async with PegasusEmulator() as emu:
+    async with PegasusEmulator(serial="24680") as emu:
         events: list[BoardEvent] = []
         link = create_link(
             parse_board_uri(f"pegasus:{emu.address}"), events.append, settings(emu.radio)
@@ -257,8 +257,8 @@ async def test_a_pegasus_reports_where_pieces_stand_lights_and_battery() -> None
                 UNKNOWN if chess.Board().piece_at(sq) else None for sq in chess.SQUARES
             )
             assert link.info.version == "1.02"
-            assert link.info.trademark is not None
-            assert "serial no: 12345" in link.info.trademark
+            assert link.info.trademark == "DGT Pegasus"  # its model, not the four lines
+            assert link.info.serial == "24680"  # read out of the trademark
             assert emu.received[:2] == [b"\x40", bytes.fromhex("60020000")]  # reset, lights off
             await emu.lift("e2")
             await emu.place("e4", "P")

@@ -53,3 +53,19 @@ def test_firmware(major: int, minor: int, kept: str | None) -> None:
 )
 def test_text(raw: str, kept: str | None) -> None:
     assert identity.text(raw) == kept
+
+
+@pytest.mark.parametrize(
+    ("raw", "kept"),
+    [
+        ("hardware version: 1.00, serial no: 12345", "12345"),
+        ("x\r\nhardware version: 1.00, Serial No: 12345\r\nmore", "12345"),
+        ("serial no:  A-17 , build 3", "A-17"),
+        ("serial no: 12345\x07", None),
+        ("serial no: ", None),
+        ("serial no: " + "1" * 33, None),
+        ("hardware version: 1.00", None),
+    ],
+)
+def test_serial_after(raw: str, kept: str | None) -> None:
+    assert identity.serial_after(raw, "serial no:") == kept

@@ -53,15 +53,24 @@ def test_field_updates_are_lifts_and_unknown_places() -> None:
     ]
 
 
+def trademark_message(text: bytes) -> bytes:
+    size = len(text) + 3  # §1.4: id, two 7-bit length bytes, then the payload
+    return bytes([0x92, size >> 7, size & 0x7F]) + text
+
+
+# §2 (DCMA): the four lines a Pegasus answers DGT_SEND_TRADEMARK with.
+TRADEMARK = (
+    b"Digital Game Technology\r\nCopyright (c) 2021 DGT\r\n"
+    b"software version: 1.02, build: 210722\r\nhardware version: 1.00, serial no: 12345"
+)
+
+
 def test_identity_and_battery() -> None:
     c = PegasusCodec()
     assert c.feed(TX, bytes.fromhex("93 00 05 01 02"), 1.0) == [BoardInfo(version="1.02", at=1.0)]
-    text = b"Digital Game Technology\r\nCopyright (c) 2021 DGT\r\nsoftware version: 1.0"
-    size = len(text) + 3
-    [info] = c.feed(TX, bytes([0x92, size >> 7, size & 0x7F]) + text, 2.0)
-    assert isinstance(info, BoardInfo)
-    assert info.trademark is not None
-    assert info.trademark.startswith("Digital Game Technology")
+    assert c.feed(TX, trademark_message(TRADEMARK), 2.0) == [
+        BoardInfo(trademark="DGT Pegasus", serial="12345", at=2.0)
+    ]
     # §2: battery, 9 bytes: percent first, status last (1 = charging for MONO, 2 discharging).
     assert c.feed(TX, bytes.fromhex("A0 00 0C 48 7F 7F 00 00 00 00 00 02"), 3.0) == [
         BoardInfo(battery_percent=72, charging=False, at=3.0)
@@ -69,6 +78,28 @@ def test_identity_and_battery() -> None:
     assert c.feed(TX, bytes.fromhex("A0 00 0C 48 7F 7F 00 00 00 00 00 01"), 4.0) == [
         BoardInfo(battery_percent=72, charging=True, at=4.0)
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "serial"),
+    [
+        (b"hardware version: 1.00, serial no: P0A1B2C3\r\n", "P0A1B2C3"),
+        (b"Digital Game Technology\r\nHardware Version: 1.00, Serial No: 12345, x", "12345"),
+        (b"Digital Game Technology\r\nCopyright (c) 2021 DGT", None),  # no serial line
+        (b"hardware version: 1.00, serial no: ", None),  # an empty serial
+        (b"hardware version: 1.00, serial no: -12!", None),  # not a plausible serial
+    ],
+)
+def test_the_serial_number_is_read_out_of_the_trademark(text: bytes, serial: str | None) -> None:
+    assert PegasusCodec().feed(TX, trademark_message(text), 1.0) == [
+        BoardInfo(trademark="DGT Pegasus", serial=serial, at=1.0)
+    ]
+
+
+def test_a_trademark_that_is_not_text_is_dropped() -> None:
+    [dropped] = PegasusCodec().feed(TX, trademark_message(b"Digital\x1b[31m Game"), 1.0)
+    assert isinstance(dropped, FrameDropped)
+    assert dropped.reason.startswith("TRADEMARK: implausible trademark")
 
 
 def test_a_dump_split_over_notifications_and_noise() -> None:
