@@ -378,6 +378,7 @@ class TableDaemon:
                 serial=info.serial,
                 firmware=info.version,
                 battery=info.battery_percent,
+                charging=info.charging,
                 rssi=info.rssi,
                 orientation=orientation,
                 error=board.error,

@@ -118,7 +118,7 @@ def board_line(board: BoardData) -> str:
     if identity:
         parts.append(f"({identity})")
     if board.battery is not None:
-        parts.append(f"battery {board.battery}%")
+        parts.append(f"battery {board.battery}%" + (" charging" if board.charging else ""))
     if board.rssi is not None:
         parts.append(f"signal {board.rssi} dBm")
     if board.orientation == "rotated":

@@ -199,6 +199,10 @@ class BoardData(msgspec.Struct, frozen=True, kw_only=True):
     serial: str | None = None
     firmware: str | None = None
     battery: int | None = None
+    charging: bool | None = None
+    """Whether the board's battery is charging, as the board last said with its ``battery``
+    (``None``: it never said, or has no battery the host reads); an addition to
+    docs/product.md §2's list of ``board`` fields."""
     rssi: int | None = None
     """Signal strength in dBm of a Bluetooth LE board, as it advertised when found (an
     addition to docs/product.md §2's list of ``board`` fields)."""

@@ -87,13 +87,16 @@ class Expected:
     serial: str | None
     rssi: int
     battery: int | None
+    charging: bool | None
 
 
 FAMILIES = {
-    "chessnut": Expected(model="Chessnut Air", serial=None, rssi=-58, battery=87),
+    "chessnut": Expected(model="Chessnut Air", serial=None, rssi=-58, battery=87, charging=False),
     # The Pegasus's serial number is the last line of its trademark (the emulator's 12345).
-    "pegasus": Expected(model="DGT Pegasus", serial="12345", rssi=-66, battery=72),
-    "millennium-ble": Expected(model="MILLENNIUM CHESS", serial=None, rssi=-62, battery=None),
+    "pegasus": Expected(model="DGT Pegasus", serial="12345", rssi=-66, battery=72, charging=False),
+    "millennium-ble": Expected(
+        model="MILLENNIUM CHESS", serial=None, rssi=-62, battery=None, charging=None
+    ),
 }
 
 
@@ -154,6 +157,7 @@ async def test_a_game_on_a_bluetooth_board_switched_off_midway(
     assert board["serial"] == expected.serial
     assert board["rssi"] == expected.rssi
     assert board["battery"] == expected.battery
+    assert board["charging"] is expected.charging
     assert board["orientation"] == "normal"
     result = payloads_on(sub, "event/result")[0]["data"]
     assert result == {"result": "1-0", "reason": "checkmate", "article": "5.1.1"}
@@ -246,3 +250,32 @@ async def test_a_board_with_lights_shows_the_last_move(
                     await asyncio.sleep(0.02)
     orientation = payloads_on(sub, "board")[-1]["data"]["orientation"]
     assert orientation == ("rotated" if rotated else "normal")
+
+
+@pytest.mark.parametrize("family", ["chessnut", "pegasus"])
+async def test_a_board_on_its_charger_says_so_on_board(
+    family: str, mosquitto: Mosquitto, mqtt_subscribe: Subscribe, table_id: str, tmp_path: Path
+) -> None:
+    from drivers.chessnut.emulator import ChessnutEmulator
+    from drivers.pegasus.emulator import PegasusEmulator
+
+    emulator = ChessnutEmulator if family == "chessnut" else PegasusEmulator
+    async with (
+        emulator(battery=40, charging=True) as emu,
+        mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/board") as sub,
+        daemon(
+            f"{family}:{emu.address}",
+            table_id,
+            mosquitto.url,
+            tmp_path / "state",
+            "--config",
+            str(radio_config(tmp_path, emu.radio.path)),
+        ),
+    ):
+        await sub.wait_for(
+            lambda _: any(p["data"]["battery"] == 40 for p in payloads_on(sub, "board")),
+            within=20,
+        )
+    board = next(p["data"] for p in payloads_on(sub, "board") if p["data"]["battery"] == 40)
+    assert board["state"] == "connected"
+    assert board["charging"] is True

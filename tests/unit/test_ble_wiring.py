@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from bridge.arbiter.engine import DEFAULT_DWELL, DEFAULT_FLICKER
@@ -97,3 +98,7 @@ def test_the_view_shows_the_signal_strength() -> None:
         state="connected", driver="chessnut", uri="chessnut:X", model="Chessnut Air", rssi=-61
     )
     assert board_line(board) == "board connected (Chessnut Air) signal -61 dBm"
+    charging = msgspec.structs.replace(board, battery=40, charging=True)
+    assert (
+        board_line(charging) == "board connected (Chessnut Air) battery 40% charging signal -61 dBm"
+    )

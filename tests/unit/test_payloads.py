@@ -359,10 +359,22 @@ def test_board() -> None:
         "serial": "12345",
         "firmware": "1.0",
         "battery": None,
+        "charging": None,
         "rssi": None,
         "orientation": "normal",
         "error": None,
     }
+    envelope = payloads.decode_envelope(payloads.encode("t", "g", 1, 1, TS, "board", board))
+    assert payloads.data_as(envelope, payloads.BoardData) == board
+
+
+def test_a_charging_board() -> None:
+    board = payloads.BoardData(
+        state="connected", driver="pegasus", uri="pegasus:X", battery=40, charging=True
+    )
+    body = _encode("board", board)["data"]
+    assert isinstance(body, dict)
+    assert (body["battery"], body["charging"]) == (40, True)
     envelope = payloads.decode_envelope(payloads.encode("t", "g", 1, 1, TS, "board", board))
     assert payloads.data_as(envelope, payloads.BoardData) == board
 
