@@ -211,6 +211,23 @@ async def test_run_says_in_one_line_when_the_board_is_not_in_range(
     assert "Traceback" not in text
 
 
+async def test_run_says_in_one_line_when_the_device_is_another_familys_board(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    async with emulate("chessnut") as board:
+        proc = await chessbridge(
+            "run", "--board", f"pegasus:{board.address}", "--table", "t1",
+            "--broker", mosquitto.url, "--state-dir", str(tmp_path / "state"),
+            "--config", str(radio_config(tmp_path, board.radio)),
+        )  # fmt: skip
+        _, err = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == 2
+    text = err.decode()
+    [line] = [line for line in text.splitlines() if "but not a" in line]
+    assert f"{board.address} is a Bluetooth LE device but not a DGT Pegasus board" in line
+    assert "Traceback" not in text
+
+
 @pytest.mark.parametrize("rotated", [False, True], ids=["normal", "rotated"])
 async def test_a_board_with_lights_shows_the_last_move(
     rotated: bool, mosquitto: Mosquitto, mqtt_subscribe: Subscribe, table_id: str, tmp_path: Path

@@ -23,6 +23,7 @@ from bridge.demo.game import OPERA_GAME, perform
 from drivers import create_link, parse_board_uri
 from drivers.certabo.emulator import CertaboEmulator
 from drivers.choreography import Style
+from drivers.dgt.emulator import DgtEmulator
 from drivers.millennium.emulator import MillenniumEmulator
 from tests import emulated
 from tests.cli import chessbridge
@@ -190,6 +191,33 @@ async def test_chessbridge_emulate_serves_a_board_its_link_opens(family: str) ->
     finally:
         proc.send_signal(signal.SIGINT)
         assert await asyncio.wait_for(proc.wait(), 10) == 0
+
+
+@pytest.mark.parametrize(
+    ("family", "other", "expected"),
+    [
+        ("dgt", "millennium", "no DGT board answered"),
+        ("millennium", "dgt", "no Millennium board answered"),
+        ("certabo", "millennium", "no Certabo board spoke"),
+    ],
+)
+async def test_a_port_with_another_familys_board_ends_run_in_one_line(
+    family: str, other: str, expected: str, tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    emulator = DgtEmulator() if other == "dgt" else MillenniumEmulator()
+    async with emulator as emu:
+        path = emu.path
+        proc = await chessbridge(
+            "run", "--board", f"{family}:{path}", "--table", "t1", "--broker", mosquitto.url,
+            "--state-dir", str(tmp_path / "state"),
+        )  # fmt: skip
+        _, err = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == 2
+    text = err.decode()
+    [line] = [line for line in text.splitlines() if "opened but no" in line]
+    assert f"{path} opened but {expected} within" in line
+    assert "(expected " in line
+    assert "Traceback" not in text
 
 
 async def play_and_check_rotated(
