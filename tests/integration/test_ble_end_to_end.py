@@ -2,7 +2,9 @@
 on a virtual radio, played by hand on its standard input) → ``chessbridge run --board
 FAMILY:ADDR`` with ``[ble] radio`` → mosquitto, for each Bluetooth LE family. Only what reaches
 MQTT is judged. The DGT Pegasus senses occupancy only: the same game must come out of it, the
-move made while it was off included.
+move made while it was off included. ``chessbridge scan`` lists each family's board. With the
+emulators in this process: two plies made while a board was off, a board on its charger, and
+the lights of a Chessnut (the last move; after a mismatch, the squares to put right).
 """
 
 from __future__ import annotations
@@ -169,8 +171,18 @@ async def test_a_game_on_a_bluetooth_board_switched_off_midway(
     assert alerts == [], "a game played cleanly raises no alert"
 
 
-async def test_scan_lists_the_emulated_board_with_its_uri(tmp_path: Path) -> None:
-    async with emulate("chessnut") as board:
+SCANNED = {
+    "chessnut": ("Chessnut Air", "Chessnut Air/Pro/Go over Bluetooth LE, -58 dBm"),
+    "pegasus": ("DGT_PEGASUS_12345", "DGT Pegasus over Bluetooth LE, -66 dBm"),
+    "millennium-ble": ("MILLENNIUM CHESS", "Millennium ChessLink over Bluetooth LE, -62 dBm"),
+}
+"""What ``chessbridge scan`` says of each family's emulated board: advertised name, detail."""
+
+
+@pytest.mark.parametrize("family", list(SCANNED))
+async def test_scan_lists_the_emulated_board_with_its_uri(family: str, tmp_path: Path) -> None:
+    name, detail = SCANNED[family]
+    async with emulate(family) as board:
         proc = await chessbridge(
             "scan",
             "--timeout",
@@ -181,9 +193,7 @@ async def test_scan_lists_the_emulated_board_with_its_uri(tmp_path: Path) -> Non
         out, err = await asyncio.wait_for(proc.communicate(), 30)
     assert proc.returncode == 0, err.decode()
     lines = out.decode().splitlines()
-    assert lines == [
-        f"chessnut:{board.address}\tChessnut Air\t(Chessnut Air/Pro/Go over Bluetooth LE, -58 dBm)"
-    ]
+    assert lines == [f"{family}:{board.address}\t{name}\t({detail})"]
 
 
 async def test_run_says_in_one_line_when_the_board_is_not_in_range(
@@ -296,3 +306,119 @@ async def test_a_board_on_its_charger_says_so_on_board(
     board = next(p["data"] for p in payloads_on(sub, "board") if p["data"]["battery"] == 40)
     assert board["state"] == "connected"
     assert board["charging"] is True
+
+
+@pytest.mark.parametrize("family", ["chessnut", "pegasus"])
+async def test_two_plies_made_while_the_board_was_off_are_both_read_off_it(
+    family: str, mosquitto: Mosquitto, mqtt_subscribe: Subscribe, table_id: str, tmp_path: Path
+) -> None:
+    """Also on the Pegasus, which senses occupancy only: after 1. e4 e5, only 2. Nf3 d6 leaves
+    g1 and d7 empty and f3 and d6 taken."""
+    import random
+
+    from bridge.demo.game import perform
+    from drivers.chessnut.emulator import ChessnutEmulator
+    from drivers.choreography import Style
+    from drivers.pegasus.emulator import PegasusEmulator
+
+    sans = OPERA_GAME.moves.split()[:5]  # 1. e4 e5 2. Nf3 d6 3. d4
+    game = chess.Board()
+    rng = random.Random(2)
+
+    async def play(ply: int) -> None:
+        move = game.parse_san(sans[ply - 1])
+        await perform(emu, game, move, Style.PLAIN, rng, 4.0)
+        game.push(move)
+
+    emulator = ChessnutEmulator if family == "chessnut" else PegasusEmulator
+    async with (
+        emulator() as emu,
+        mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/#") as sub,
+        daemon(
+            f"{family}:{emu.address}",
+            table_id,
+            mosquitto.url,
+            tmp_path / "state",
+            "--config",
+            str(radio_config(tmp_path, emu.radio.path)),
+        ),
+    ):
+        await sub.wait_for(lambda _: state_is(sub, "board", "connected"), within=20)
+        for ply in (1, 2):
+            await play(ply)
+            await sub.wait_for(
+                lambda _, n=ply: len(payloads_on(sub, "event/move")) >= n,  # type: ignore[misc]
+                within=20,
+            )
+        await emu.power_off()
+        await sub.wait_for(lambda _: board_states(sub)[-1] == "disconnected", 15)
+        await play(3)
+        await play(4)  # nobody listening
+        await emu.power_on()
+        await sub.wait_for(lambda _: len(payloads_on(sub, "event/move")) >= 4, within=20)
+        await play(5)
+        await sub.wait_for(lambda _: len(payloads_on(sub, "event/move")) >= 5, within=20)
+    moves = [p["data"] for p in payloads_on(sub, "event/move")]
+    assert [m["uci"] for m in moves] == [m.uci() for m in game.move_stack]
+    assert [m["san"] for m in moves] == sans
+    assert [m["completed_by"] for m in moves] == [
+        "release", "release", "reconstructed", "reconstructed", "release",
+    ]  # fmt: skip
+    assert board_states(sub)[:3] == ["connected", "disconnected", "connected"]
+    assert payloads_on(sub, "event/alert") == []
+
+
+async def test_the_lights_show_the_squares_to_put_right_after_a_mismatch(
+    mosquitto: Mosquitto, mqtt_subscribe: Subscribe, table_id: str, tmp_path: Path
+) -> None:
+    import random
+
+    from bridge.demo.game import perform
+    from drivers.chessnut.emulator import ChessnutEmulator
+    from drivers.choreography import Style
+
+    game = chess.Board()
+    async with (
+        ChessnutEmulator() as emu,
+        mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/#") as sub,
+        daemon(
+            f"chessnut:{emu.address}",
+            table_id,
+            mosquitto.url,
+            tmp_path / "state",
+            "--config",
+            str(radio_config(tmp_path, emu.radio.path)),
+        ),
+    ):
+
+        async def lit(squares: set[str]) -> None:
+            async with asyncio.timeout(10):
+                while emu.lit != squares:  # noqa: ASYNC110  # polls emulator state
+                    await asyncio.sleep(0.02)
+
+        await sub.wait_for(lambda _: state_is(sub, "board", "connected"), within=20)
+        move = game.parse_san("e4")
+        await perform(emu, game, move, Style.PLAIN, random.Random(1), 4.0)
+        game.push(move)
+        await sub.wait_for(lambda _: len(payloads_on(sub, "event/move")) >= 1, within=20)
+        await lit({"e2", "e4"})
+
+        # Pieces knocked off a8 and h1 while the board is off: no move explains the board.
+        await emu.power_off()
+        await sub.wait_for(lambda _: board_states(sub)[-1] == "disconnected", 15)
+        rook = await emu.lift("a8")
+        other_rook = await emu.lift("h1")
+        await emu.power_on()
+        await sub.wait_for(lambda _: bool(payloads_on(sub, "event/alert")), within=20)
+        alert = payloads_on(sub, "event/alert")[0]["data"]
+        assert alert["kind"] == "board_mismatch"
+        assert sorted(alert["details"]["squares"]) == ["a8", "h1"]
+        await lit({"a8", "h1"})
+
+        assert rook is not None
+        assert other_rook is not None
+        await emu.place("a8", rook)
+        await lit({"h1"})  # each square goes out as it is put right
+        await emu.place("h1", other_rook)
+        await lit({"e2", "e4"})  # the board agrees again: the last move
+    assert [m["data"]["uci"] for m in payloads_on(sub, "event/move")] == ["e2e4"]

@@ -2,7 +2,8 @@
 pty → ``chessbridge run`` (a subprocess) → a real Mosquitto, judged over MQTT as an outside
 consumer would. Each plays Morphy's Opera Game by hand with the cable pulled and put back in the
 middle, and the board's lights are checked for the last move and, after a mismatch, for the
-squares to put right.
+squares to put right. Two plies made while unplugged are both read off the board when it is
+back, and a Certabo plays a short game at its own pace with the family's own timing.
 """
 
 from __future__ import annotations
@@ -47,14 +48,23 @@ Emulator = MillenniumEmulator | CertaboEmulator
 
 @asynccontextmanager
 async def table(
-    family: str, broker: Mosquitto, subscribe: Subscribe, table_id: str, tmp_path: Path
+    family: str,
+    broker: Mosquitto,
+    subscribe: Subscribe,
+    table_id: str,
+    tmp_path: Path,
+    *,
+    own_pace: bool = False,
 ) -> AsyncIterator[tuple[Emulator, Subscription]]:
     """An emulated board of ``family``, a subscriber to the table's topics and ``chessbridge
-    run`` for them; yielded once the board is connected."""
+    run`` for them; yielded once the board is connected. ``own_pace``: a Certabo reads the
+    board at its own pace and the daemon keeps the family's dwell and flicker."""
     emu: Emulator
     extra: list[str] = []
     if family == "millennium":
         emu = MillenniumEmulator()
+    elif own_pace:
+        emu = CertaboEmulator()
     else:
         emu = CertaboEmulator(interval=CERTABO_LINE)
         config = tmp_path / "certabo.toml"
@@ -139,6 +149,61 @@ async def test_a_whole_game_with_the_cable_pulled_in_the_middle(
     assert result == {"result": "1-0", "reason": "checkmate", "article": "5.1.1"}
     alerts = [a["data"] for a in payloads_on(sub, "event/alert")]
     assert alerts == [], "a game played cleanly raises no alert"
+
+
+async def test_two_plies_made_while_unplugged_are_both_read_off_the_board(
+    mosquitto: Mosquitto, mqtt_subscribe: Subscribe, table_id: str, tmp_path: Path
+) -> None:
+    rng = random.Random(5)
+    board = chess.Board()
+    async with table("millennium", mosquitto, mqtt_subscribe, table_id, tmp_path) as (emu, sub):
+        for ply in (1, 2):  # 1. e4 e5
+            await play_to(emu, board, rng, ply)
+            await sub.wait_for(lambda _, n=ply: len(moves(sub)) >= n, within=WAIT)  # type: ignore[misc]
+        await emu.unplug()
+        await sub.wait_for(lambda _: board_states(sub)[-1] == "disconnected", within=WAIT)
+        await play_to(emu, board, rng, 4)  # 2. Nf3 d6, nobody listening
+        await emu.plug()
+        await sub.wait_for(lambda _: len(moves(sub)) >= 4, within=WAIT)
+        await play_to(emu, board, rng, 5)  # 3. d4, heard again
+        await sub.wait_for(lambda _: len(moves(sub)) >= 5, within=WAIT)
+    received = moves(sub)
+    assert [m["uci"] for m in received] == [m.uci() for m in board.move_stack]
+    assert [m["san"] for m in received] == GAME[:5]
+    assert [m["completed_by"] for m in received] == [
+        "release", "release", "reconstructed", "reconstructed", "release",
+    ]  # fmt: skip
+    assert board_states(sub) == ["connected", "disconnected", "connected"]
+    assert payloads_on(sub, "event/alert") == []
+
+
+SCHOLARS_MATE: Final = ["e4", "e5", "Bc4", "Nc6", "Qh5", "Nf6", "Qxf7#"]
+
+
+async def test_a_certabo_game_at_the_boards_own_pace_and_the_familys_timing(
+    mosquitto: Mosquitto, mqtt_subscribe: Subscribe, table_id: str, tmp_path: Path
+) -> None:
+    """Nothing scaled: the emulated Certabo reads the board once a second (the vendor's own
+    simulator), hands move at people's pace, and the daemon uses the family's dwell and flicker
+    (1.6 / 1.2 s), as a table with a Certabo does."""
+    rng = random.Random(11)
+    board = chess.Board()
+    async with table("certabo", mosquitto, mqtt_subscribe, table_id, tmp_path, own_pace=True) as (
+        emu,
+        sub,
+    ):
+        for ply, san in enumerate(SCHOLARS_MATE, start=1):
+            move = board.parse_san(san)
+            await perform(emu, board, move, rng.choice(list(Style)), rng)
+            board.push(move)
+            await sub.wait_for(lambda _, n=ply: len(moves(sub)) >= n, within=WAIT)  # type: ignore[misc]
+        await sub.wait_for(lambda _: bool(sub.on("event/result")), within=WAIT)
+    received = moves(sub)
+    assert [m["san"] for m in received] == SCHOLARS_MATE
+    assert {m["completed_by"] for m in received} == {"release"}
+    result = payloads_on(sub, "event/result")[0]["data"]
+    assert result == {"result": "1-0", "reason": "checkmate", "article": "5.1.1"}
+    assert payloads_on(sub, "event/alert") == [], "a game played cleanly raises no alert"
 
 
 @pytest.mark.parametrize("family", ["millennium", "certabo"])
