@@ -48,7 +48,6 @@ import msgspec
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from bridge.arbiter.facts import Fact
-from bridge.backoff import Backoff
 from bridge.mqtt.outbox import Outbox
 from bridge.mqtt.session import (
     BrokerSettings,
@@ -57,6 +56,7 @@ from bridge.mqtt.session import (
     run_sessions,
 )
 from bridge.wire import payloads
+from drivers.backoff import Backoff
 
 _LOGGER = logging.getLogger(__name__)
 

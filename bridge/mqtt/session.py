@@ -1,7 +1,7 @@
 """One way to reach the broker, for the publisher and the views.
 
 :class:`BrokerSettings` turns a broker URL, credentials and TLS files into aiomqtt clients;
-:func:`run_sessions` runs a connection again and again with :class:`~bridge.backoff.Backoff`
+:func:`run_sessions` runs a connection again and again with :class:`~drivers.backoff.Backoff`
 until asked to stop; :func:`refused_credentials` tells a refused login from an outage.
 """
 
@@ -20,8 +20,8 @@ import aiomqtt
 import msgspec
 from paho.mqtt.reasoncodes import ReasonCode
 
-from bridge.backoff import Backoff
 from bridge.wire.config import BrokerConfig, parse_broker_url
+from drivers.backoff import Backoff
 
 REFUSED_CREDENTIALS: Final = frozenset({4, 5, 134, 135})
 """CONNACK codes for bad username/password and not authorised (MQTT 3.1.1 and 5)."""

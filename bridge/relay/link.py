@@ -20,7 +20,6 @@ from typing import Final
 import aiomqtt
 import msgspec
 
-from bridge.backoff import Backoff
 from bridge.mqtt.requests import NoResponseError, Responses, new_transaction
 from bridge.mqtt.session import BrokerSettings, reason_code, refused_credentials, run_sessions
 from bridge.relay.room import Room
@@ -28,6 +27,7 @@ from bridge.relay.store import Row, Store
 from bridge.views.model import PayloadError
 from bridge.wire import payloads, requests
 from bridge.wire.commands import Response
+from drivers.backoff import Backoff
 
 log = logging.getLogger("chessbridge.relay")
 

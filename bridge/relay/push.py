@@ -6,7 +6,7 @@ seconds gather the moves of many tables into one push) and never twice the same 
 lists each game with its tags and move count, or an error (``"No move found"``...): per-game
 errors are logged once each and shown on the arbiters' page. 429 waits as the service asks
 (``Retry-After``, else a minute) and 5xx or a network failure backs off with
-:class:`~bridge.backoff.Backoff`; both retry with the latest PGN. A refused token or an unknown
+:class:`~drivers.backoff.Backoff`; both retry with the latest PGN. A refused token or an unknown
 round (401, 403, 404) or a refused PGN (400) is logged once and retried only on the next change.
 
 A lichess broadcast round holds at most :data:`MAX_GAMES` games: the relay refuses to start
@@ -26,8 +26,8 @@ from typing import Any, Final
 
 import aiohttp
 
-from bridge.backoff import Backoff
 from bridge.relay.room import Document, Room
+from drivers.backoff import Backoff
 
 log = logging.getLogger("chessbridge.relay.push")
 

@@ -21,8 +21,8 @@ from typing import Literal, Protocol
 
 import msgspec
 
-from bridge.backoff import Backoff
 from drivers import BoardUri, create_link
+from drivers.backoff import Backoff
 from drivers.errors import LinkError
 from drivers.events import (
     BoardEvent,

@@ -25,11 +25,11 @@ from typing import Final, TextIO
 import aiomqtt
 import msgspec
 
-from bridge.backoff import Backoff
 from bridge.mqtt.session import BrokerSettings, reason_code, refused_credentials, run_sessions
 from bridge.views.model import PayloadError, TableView
 from bridge.views.render import PLAIN, Style, fit, render, room
 from bridge.wire import payloads
+from drivers.backoff import Backoff
 
 EXIT_REFUSED: Final = 2
 """Exit status when the broker refuses our credentials or the arguments are unusable."""

@@ -42,8 +42,8 @@ from bleak.backends.device import BLEDevice
 from bleak.backends.scanner import BaseBleakScanner
 from bleak.exc import BleakError
 
-from bridge.backoff import Backoff
 from drivers import identity
+from drivers.backoff import Backoff
 from drivers.ble.backend import VirtualRadioClient, VirtualRadioScanner
 from drivers.errors import BoardNotFoundError, LinkLostError, NotABoardError
 from drivers.events import BoardEvent, BoardInfo, BoardSnapshot, merge_info

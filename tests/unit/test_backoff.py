@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from bridge.backoff import Backoff
+from drivers.backoff import Backoff
 
 
 def test_delays_double_up_to_the_cap_with_jitter_in_the_upper_half() -> None:

@@ -92,6 +92,17 @@ def test_every_imported_package_is_declared_and_every_declared_one_imported() ->
         assert not declared & runtime, f"a {extra}-only package is also a runtime dependency"
 
 
+def test_the_drivers_never_import_the_bridge() -> None:
+    """``bridge`` builds on ``drivers``; a driver importing ``bridge`` would tie every board
+    family to the MQTT side (and make a cycle the day ``bridge`` imports that driver)."""
+    offenders = sorted(
+        str(p.relative_to(ROOT))
+        for p in (ROOT / "drivers").rglob("*.py")
+        if "bridge" in _imports(p)
+    )
+    assert offenders == []
+
+
 def test_the_dev_extra_brings_the_demo_and_relay_extras_for_the_tests() -> None:
     extras: dict[str, list[str]] = _project()["optional-dependencies"]  # type: ignore[assignment]
     assert "chessbridge[demo]" in extras["dev"]

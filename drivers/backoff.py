@@ -1,9 +1,11 @@
 """Capped, jittered exponential backoff: one policy for every reconnect loop.
 
-The board supervisor, the publisher and the views reconnect with it. Each failure waits a
-random time in ``[d/2, d]``, where ``d`` starts at ``low`` and doubles up to ``high``; a success
-resets it. The jitter keeps many tables that lost the same broker (or a venue's power) from
-coming back in lockstep.
+The board supervisor, the publisher, the views and the relay reconnect with it, and the
+Bluetooth LE link retries its connection attempts with it. It lives in ``drivers``, the lower of
+the two packages (``bridge`` uses ``drivers``, never the other way), so that both share it and
+no driver depends on ``bridge``. Each failure waits a random time in ``[d/2, d]``, where ``d``
+starts at ``low`` and doubles up to ``high``; a success resets it. The jitter keeps many tables
+that lost the same broker (or a venue's power) from coming back in lockstep.
 """
 
 from __future__ import annotations
