@@ -54,7 +54,7 @@ class LinkSettings(msgspec.Struct, frozen=True, kw_only=True):
     ble_scan_timeout: float = 10.0
     """Seconds to look for a Bluetooth LE board before giving up (the supervisor retries)."""
     ble_connect_timeout: float = 20.0
-    """Seconds one Bluetooth LE connection attempt may take."""
+    """Seconds one Bluetooth LE connection attempt may take (``[ble] connect_timeout``)."""
     state_dir: str | None = None
     """The table's state directory, where a link may keep what it learnt of its board (a
     Certabo link: which piece each tag is on); ``None``: nothing is kept on disk."""

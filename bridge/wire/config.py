@@ -78,6 +78,9 @@ class BleSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_field
     """A virtual radio's socket instead of the system's Bluetooth (docs/virtual-radio.md)."""
     scan_timeout: float = 10.0
     """Seconds to look for the board before giving up (and retrying)."""
+    connect_timeout: float = 20.0
+    """Seconds one connection attempt to a board found may take (a few attempts, then the
+    supervisor retries with backoff)."""
 
 
 class LichessSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -152,6 +155,8 @@ def decode(raw: bytes, source: str = "config") -> Config:
         raise ConfigError(f"{source}: engine.flicker must be between 0 and 2 seconds")
     if not 1 <= config.ble.scan_timeout <= 120:
         raise ConfigError(f"{source}: ble.scan_timeout must be between 1 and 120 seconds")
+    if not 1 <= config.ble.connect_timeout <= 120:
+        raise ConfigError(f"{source}: ble.connect_timeout must be between 1 and 120 seconds")
     if config.rules is not None:
         check_rules(config.rules)
     relay = config.relay
@@ -189,7 +194,12 @@ def with_environment(config: Config, env: Mapping[str, str]) -> Config:
 
 def link_settings(config: Config) -> LinkSettings:
     """What the board links need of the configuration."""
-    return LinkSettings(ble_radio=config.ble.radio, ble_scan_timeout=config.ble.scan_timeout)
+    ble = config.ble
+    return LinkSettings(
+        ble_radio=ble.radio,
+        ble_scan_timeout=ble.scan_timeout,
+        ble_connect_timeout=ble.connect_timeout,
+    )
 
 
 def parse_broker_url(url: str) -> tuple[str, int, bool]:

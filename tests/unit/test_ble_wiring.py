@@ -70,9 +70,13 @@ def test_a_bluetooth_le_board_gets_the_slower_timing_unless_the_config_says() ->
 
 
 def test_the_radio_comes_from_the_config_or_the_environment() -> None:
-    config = config_module.decode(b'[ble]\nradio = "/run/r"\nscan_timeout = 3\n')
+    config = config_module.decode(
+        b'[ble]\nradio = "/run/r"\nscan_timeout = 3\nconnect_timeout = 7\n'
+    )
     settings = config_module.link_settings(config)
     assert (settings.ble_radio, settings.ble_scan_timeout) == ("/run/r", 3.0)
+    assert settings.ble_connect_timeout == 7.0
+    assert config_module.link_settings(config_module.Config()).ble_connect_timeout == 20.0
     env = {config_module.ENV_BLE_RADIO: "/run/other-radio"}
     assert config_module.link_settings(config_module.with_environment(config, env)).ble_radio == (
         "/run/other-radio"
@@ -85,6 +89,8 @@ def test_the_radio_comes_from_the_config_or_the_environment() -> None:
     [
         ("[engine]\nflicker = 2.5\n", "engine.flicker"),
         ("[ble]\nscan_timeout = 0\n", "ble.scan_timeout"),
+        ("[ble]\nconnect_timeout = 0.5\n", "ble.connect_timeout"),
+        ("[ble]\nconnect_timeout = 121\n", "ble.connect_timeout"),
         ("[ble]\nantenna = 1\n", "antenna"),
     ],
 )
