@@ -283,6 +283,10 @@ class RelayTable:
         self.first_ts: str | None = None
         self._clocks: dict[int, tuple[int, int]] = {}  # ply -> (seq, mover's seconds)
         self._fens: dict[int, str] = {}  # ply -> FEN after the move (from its event)
+        self._move_seq: dict[int, int] = {}  # ply -> seq of the move event kept for it
+        self._rewritten: list[tuple[int, int]] = []
+        """``(seq, ply)``: the game was changed from ``ply`` on (a correction, a takeback) by
+        the payload ``seq``; a move event published before it says nothing of those plies."""
         self._final: dict[int, float] = {}
         self._moved_at: dict[int, float] = {}
         self._notes: list[Note] = []
@@ -322,6 +326,7 @@ class RelayTable:
             return False
         before_game = view.game_id
         before_start = view.start_fen
+        before_moves = list(view.moves)
         earlier = self.parts_now() if envelope.type == "game" else None
         response = _response(envelope) if envelope.type == "response" else None
         applied = view.apply(envelope)
@@ -340,7 +345,7 @@ class RelayTable:
         if self.first_ts is None and envelope.type != "status":
             self.first_ts = envelope.ts
         try:
-            self._fold(envelope, suffix, received, before_start, earlier, response)
+            self._fold(envelope, suffix, received, before_start, before_moves, earlier, response)
         except (ValueError, msgspec.ValidationError) as exc:
             # The view took the payload; what only the broadcast keeps could not (a start
             # position python-chess refuses, say): skipped like any malformed payload.
@@ -357,6 +362,7 @@ class RelayTable:
         suffix: str,
         received: float,
         before_start: str | None,
+        before_moves: list[MoveRecord],
         earlier: list[Part] | None,
         response: Response | None,
     ) -> None:
@@ -370,15 +376,18 @@ class RelayTable:
             case "result":
                 self._on_result(received)
             case "game":
-                self._on_game(before_start, earlier or [], received)
+                self._on_game(envelope.seq, before_start, before_moves, earlier or [], received)
             case "response" if response is not None:
-                self._on_response(suffix, response, received)
+                self._on_response(envelope.seq, suffix, response, received)
             case _:
                 pass
 
     def _on_move(self, envelope: Envelope, data: MoveData, received: float) -> None:
+        if any(envelope.seq < seq and data.ply >= ply for seq, ply in self._rewritten):
+            return  # a late copy of a move the arbiter has since corrected or taken back
         self._moved_at.setdefault(data.ply, received)
         self._fens[data.ply] = data.fen
+        self._move_seq[data.ply] = envelope.seq
         if data.clock is not None:
             seconds = data.clock.white if data.color == "white" else data.clock.black
             self._set_clock(data.ply, envelope.seq, seconds)
@@ -427,13 +436,22 @@ class RelayTable:
         for move in self.view.moves:
             self._final.setdefault(move.ply, received)
 
-    def _on_game(self, before_start: str | None, earlier: list[Part], received: float) -> None:
+    def _on_game(
+        self,
+        seq: int,
+        before_start: str | None,
+        before_moves: list[MoveRecord],
+        earlier: list[Part],
+        received: float,
+    ) -> None:
         view = self.view
         for alert in view.alerts:
             self._note_stood(alert)  # an open alert whose event this relay did not see
         start = view.start_fen
         if before_start is not None and start is not None and not _same(before_start, start):
             self._new_generation(start, earlier, received)
+        elif start is not None and _same(before_start or chess.STARTING_FEN, start):
+            self._rewrite(seq, before_moves, view.moves)
         moves = view.moves
         last = moves[-1] if moves else None
         unseen = last is not None and last.ply not in self._moved_at
@@ -457,6 +475,32 @@ class RelayTable:
         for entry in self.alerts:
             if entry.closed_at is None and entry.alert not in open_alerts:
                 entry.closed_at = received
+
+    def _rewrite(self, seq: int, before: list[MoveRecord], now: list[MoveRecord]) -> None:
+        """The snapshot ``seq`` changed moves already known, from the same start position (an
+        arbiter's ``correct_move`` or ``takeback``, a move replaced that this relay missed).
+
+        From the first ply that changed, the positions kept from the move events are stale:
+        the moves after it were replayed from another position, or cut. Of the plies the
+        snapshot no longer has, nothing is kept (their clocks, when they became final): a move
+        played there again is a new move, final only once its press or the reply comes.
+        """
+        known = {move.ply: move.uci for move in now}
+        changed = [move.ply for move in before if known.get(move.ply) != move.uci]
+        if not changed:
+            return
+        first = min(changed)
+        end = now[-1].ply if now else 0
+        self._rewritten.append((seq, first))
+        del self._rewritten[:-16]
+        for ply in [p for p in self._fens if p >= first and self._move_seq.get(p, -1) < seq]:
+            del self._fens[ply]
+            self._move_seq.pop(ply, None)
+        for ply in [p for p in self._clocks if p > end and self._clocks[p][0] < seq]:
+            del self._clocks[ply]
+        for table in (self._final, self._moved_at):
+            for ply in [p for p in table if p > end and self._move_seq.get(p, -1) < seq]:
+                del table[ply]
 
     def _new_generation(self, start: str, earlier: list[Part], received: float) -> None:
         """The game goes on from another position: keep the parts before it as they were."""
@@ -484,12 +528,12 @@ class RelayTable:
             keep[-1] = _replace_ending(keep[-1], lead)
         self._generation_lead = (lead,)
         first = chess.Board(start).ply() + 1
-        for table in (self._clocks, self._fens, self._final, self._moved_at):
+        for table in (self._clocks, self._fens, self._final, self._moved_at, self._move_seq):
             for ply in [p for p in table if p >= first]:
                 del table[ply]
         self._notes = [n for n in self._notes if n.after < first - 1]
 
-    def _on_response(self, suffix: str, response: Response, received: float) -> None:
+    def _on_response(self, seq: int, suffix: str, response: Response, received: float) -> None:
         command = suffix.rpartition("/")[2]
         by = self._senders.pop(response.transaction or "", None)
         if response.status != "ok":
@@ -514,6 +558,17 @@ class RelayTable:
                 return
             ply = data.get("ply")
             at = ply if command == "correct_move" and isinstance(ply, int) else after
+            if command == "takeback":
+                # After the moves that remain, whether the snapshot came first or comes next.
+                at = _ply_of(data.get("fen"), after)
+            if command == "correct_move" and isinstance(ply, int):
+                # The positions from the corrected ply on are stale, even if the snapshot that
+                # shows the corrected moves is lost.
+                self._rewritten.append((seq, ply))
+                for stale in [
+                    p for p in self._fens if p >= ply and self._move_seq.get(p, -1) < seq
+                ]:
+                    del self._fens[stale]
             self._notes.append(Note(at, summary, command, at))
 
     # -- what the broadcast shows ------------------------------------------------------------
@@ -622,6 +677,16 @@ def _replace_ending(part: Part, ending: str) -> Part:
         ending=ending,
         head_notes=part.head_notes,
     )
+
+
+def _ply_of(fen: object, default: int) -> int:
+    """The ply a position was reached at (as the table numbers plies), or ``default``."""
+    if not isinstance(fen, str):
+        return default
+    try:
+        return chess.Board(fen).ply()
+    except ValueError:
+        return default
 
 
 def _response(envelope: Envelope) -> Response:

@@ -515,6 +515,8 @@ class TableDaemon:
             outcome = outcome.with_data(game=self.game_id)
         if outcome.assignment is not None:
             self.assignment = outcome.assignment
+        if outcome.game_changed:
+            self.moves.forget()  # a correction may keep the number of moves: rebuilt
         if outcome.facts:
             self._emit(list(outcome.facts))  # saves and republishes the game
         elif outcome.game_changed:
@@ -573,31 +575,48 @@ def new_game_id(table: str, now: Callable[[], dt.datetime] | None = None) -> str
 class MoveLists:
     """The game's moves as the retained ``game`` and the saved game hold them, kept up to date
     move by move (a move appended, a superseding one replacing the last) instead of being
-    rebuilt from the whole game at every publication; rebuilt only when the game was changed
-    otherwise (a takeback, a correction, a new game)."""
+    rebuilt from the whole game at every publication; rebuilt whenever the game was changed
+    otherwise (a takeback, a correction, a position set, a new game, an illegal move that
+    stood).
+
+    Such a change replaces the engine's board (``Arbiter.set_game`` and the restart after an
+    illegal move that stood take a new one): the lists are tied to the board they were made
+    from, so a correction that keeps the number of moves (``correct_move``) is rebuilt too, and
+    ``start_fen`` + ``moves`` replays to ``fen``. The shell also calls :meth:`forget` after
+    every command that changed the game.
+    """
 
     def __init__(self) -> None:
         self._first_ply = 1
         self._uci: list[str] = []
         self._san: list[str] = []
         self._list: payloads.MoveList | None = None
+        self._board: chess.Board | None = None
+        """The engine's board the lists follow (``None``: rebuild at the next :meth:`of`)."""
+
+    def forget(self) -> None:
+        """The game was changed other than move by move: rebuild at the next :meth:`of`."""
+        self._board = None
+        self._list = None
 
     def played(self, move: MovePlayed) -> None:
         """``move`` was recorded (or replaced the last one)."""
         index = move.ply - self._first_ply
         if index < 0 or index > len(self._uci):
-            return  # not this game's: :meth:`of` rebuilds
+            self._board = None  # not this game's: :meth:`of` rebuilds
+            return
         del self._uci[index:], self._san[index:]
         self._uci.append(move.move.uci())
         self._san.append(move.san)
         self._list = None
 
     def of(self, arbiter: Arbiter) -> payloads.MoveList:
-        """The moves of ``arbiter``'s game (checked by their count; rebuilt if they differ)."""
-        stack = arbiter.board.move_stack
-        first_ply = chess.Board(arbiter.start_fen).ply() + 1 if not stack else None
-        if len(stack) != len(self._uci) or (first_ply is not None and first_ply != self._first_ply):
+        """The moves of ``arbiter``'s game (rebuilt when its board was replaced, or when their
+        count differs)."""
+        board = arbiter.board
+        if board is not self._board or len(board.move_stack) != len(self._uci):
             snap = arbiter.snapshot()
+            self._board = board
             self._first_ply = chess.Board(snap.start_fen).ply() + 1
             self._uci = [uci for uci, _ in snap.moves]
             self._san = [san for _, san in snap.moves]

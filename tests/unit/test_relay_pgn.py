@@ -374,6 +374,83 @@ def test_a_takeback_by_the_arbiter_removes_the_moves_and_says_so() -> None:
     assert [action.command for action in table.actions] == ["takeback"]
 
 
+def corrected(feed: TableFeed, sans_now: str) -> None:
+    """The feed's game becomes ``sans_now`` (what the engine holds after a correction)."""
+    board, pushed = chess.Board(), []
+    for san in sans_now.split():
+        move = board.parse_san(san)
+        pushed.append((move.uci(), board.san(move)))
+        board.push(move)
+    feed.board, feed.pushed = board, pushed
+
+
+@pytest.mark.parametrize("snapshot_first", [True, False])
+def test_an_arbiter_s_correction_replaces_the_move_and_says_so(snapshot_first: bool) -> None:
+    """The table publishes the corrected game and its response (in either order); the later
+    moves replayed from the corrected position are not an illegal move that stood."""
+    feed, table = TableFeed(), RelayTable("t1")
+    fold(table, [feed.snapshot(), *feed.play("e4 e5 Nf3 Nc6")])
+    corrected(feed, "e4 e6 Nf3 Nc6")
+    data = {"ply": 2, "uci": "e7e6", "san": "e6", "changed": True, "later_moves": "replayed"}
+    items = [feed.snapshot(), feed.response("correct_move", data)]
+    fold(table, items if snapshot_first else items[::-1])
+    fold(table, feed.play("Bb5"))
+    text = table_pgn(table, NOW, BROADCAST)
+    (game,) = games(text)  # one game: no part 2
+    assert sans(game) == ["e4", "e6", "Nf3", "Nc6", "Bb5"]
+    nodes = list(game.mainline())
+    assert "The arbiter corrected move 1... e6" in said(nodes[1])
+    assert [node.clock() for node in nodes] == [5388, 5388, 5376, 5376, 5364]
+    assert "stood" not in text
+    assert "Part" not in text
+    assert [part.start_fen for part in table.parts_now()] == [chess.STARTING_FEN]
+
+
+def test_a_correction_that_cuts_the_later_moves_forgets_them() -> None:
+    feed, table = TableFeed(), RelayTable("t1")
+    fold(table, [feed.snapshot(), *feed.play("e4 e5 Bc4 Nc6")])
+    corrected(feed, "d4")
+    data = {"ply": 1, "uci": "d2d4", "san": "d4", "changed": True, "later_moves": "cut"}
+    fold(table, [feed.snapshot(), feed.response("correct_move", data)])
+    # Black's reply at ply 2 again: only its press (or White's reply) makes it final.
+    fold(table, [feed.move("d5"), feed.snapshot()])
+    (game,) = games(table_pgn(table, NOW, BROADCAST))
+    assert sans(game) == ["d4"]
+    assert "The arbiter corrected move 1. d4" in said(next(iter(game.mainline())))
+    fold(table, [feed.press("black"), feed.snapshot()])
+    (game,) = games(table_pgn(table, NOW, BROADCAST))
+    assert sans(game) == ["d4", "d5"]
+
+
+def test_a_late_copy_of_a_corrected_move_changes_nothing() -> None:
+    """A move event published before the correction but received after it (a replay)."""
+    feed, table = TableFeed(), RelayTable("t1")
+    fold(table, [feed.snapshot(), *feed.play("e4 e5")])
+    late = feed.play("Nf3")
+    corrected(feed, "e4 e6 Nf3")
+    data = {"ply": 2, "uci": "e7e6", "san": "e6", "changed": True, "later_moves": "replayed"}
+    fold(table, [feed.snapshot(), feed.response("correct_move", data)])
+    fold(table, late)  # Nf3 from the position after 1... e5
+    (game,) = games(table_pgn(table, NOW, BROADCAST))
+    assert sans(game) == ["e4", "e6", "Nf3"]
+
+
+def test_a_move_played_again_after_a_takeback_waits_for_its_press() -> None:
+    feed, table = TableFeed(), RelayTable("t1")
+    fold(table, [feed.snapshot(), *feed.play("e4 e5 Nf3")])
+    feed.board.pop()
+    feed.pushed.pop()
+    data = {"plies": 1, "removed": ["g1f3"], "fen": feed.board.fen()}
+    fold(table, [feed.response("takeback", data), feed.snapshot()])
+    fold(table, [feed.move("Bc4"), feed.snapshot()])  # released, not yet pressed
+    (game,) = games(table_pgn(table, NOW, BROADCAST))
+    assert sans(game) == ["e4", "e5"]
+    assert "The arbiter took back 1 ply" in said(list(game.mainline())[-1])
+    fold(table, [feed.press("white"), feed.snapshot()])
+    (game,) = games(table_pgn(table, NOW, BROADCAST))
+    assert sans(game) == ["e4", "e5", "Bc4"]
+
+
 def test_an_ack_from_the_page_names_the_arbiter_in_the_alert_history() -> None:
     feed, table = TableFeed(), RelayTable("t1")
     fold(table, [feed.snapshot(), feed.alert("touch_move", "4.3.1", "white"), feed.snapshot()])
