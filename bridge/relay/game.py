@@ -36,7 +36,10 @@ the move taken back; the squares the engine named in its ``illegal_move`` alert 
 the square the move captured on was touched by the illegal move.
 
 :class:`Gaps` notices payloads that never came (a ``seq`` skipped for longer than
-:data:`GAP_GRACE`), so that the shell asks the table for a ``replay``.
+:data:`GAP_GRACE`), so that the shell asks the table for a ``replay``. :class:`Backfill` does the
+same for a game this relay joined under way: its moves known only from the snapshot have no
+clock times, so the table is asked to replay the game's earlier events (its journal is bounded:
+what it no longer holds stays unknown).
 
 Time: every entry point takes ``received`` (the relay's clock when the payload arrived), never
 reads a clock.
@@ -66,6 +69,19 @@ offline, so payloads with lower ``seq`` come a moment after higher ones.
 
 REPLAY_INTERVAL: Final = 10.0
 """Seconds between two replays asked of the same table."""
+
+BACKFILL_PER_PLY: Final = 6
+"""Payloads a ply usually makes (its touches, the move, the clock press): how far back, per move
+known only from a snapshot, the first replay of a game joined under way reaches."""
+
+BACKFILL_SLACK: Final = 20
+"""Payloads more than that (alerts, responses, the table's status)."""
+
+BACKFILL_ROUNDS: Final = 4
+"""Replays asked at most for one game joined under way; each reaches twice as far back."""
+
+BACKFILL_WAIT: Final = 30.0
+"""Seconds to wait for a replay's response before asking again (one of the rounds)."""
 
 NOTED_ALERTS: Final = frozenset({"illegal_move", "incorrect_claim", "press_without_move"})
 """Alerts that change the course of the game (a penalty): they become PGN comments.
@@ -261,6 +277,27 @@ class Gaps:
         self._missing.clear()
 
 
+# --- a game joined under way ----------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Backfill:
+    """The replays asked of a table for the earlier events of a game this relay joined under way.
+
+    ``top`` is the ``seq`` of the snapshot that showed moves this relay had no event for; the
+    replay asked starts at ``from_seq`` below it and reaches twice as far back each round, until
+    every move has its event, an event of an earlier game came (the replay reached back before
+    this game began), the table holds nothing older, or :data:`BACKFILL_ROUNDS` were asked.
+    """
+
+    top: int
+    from_seq: int
+    rounds: int = 0
+    asked_at: float | None = None
+    done: bool = False
+    reached_start: bool = False
+
+
 # --- the table -------------------------------------------------------------------------------
 
 
@@ -297,6 +334,9 @@ class RelayTable:
         self._generation_lead: tuple[str, ...] = ()
         self._senders: dict[str, str] = {}
         self._cache: tuple[int, list[Part]] | None = None
+        self._heard: set[int] = set()  # plies of this game whose move event came
+        self.backfill: Backfill | None = None
+        """The replays of a game joined under way (``None`` until its first snapshot)."""
 
     # -- what the shell tells us ---------------------------------------------------------
 
@@ -337,6 +377,12 @@ class RelayTable:
             online = envelope.type == "status" and envelope.data.get("state") == "online"
             self.gaps.saw(envelope.seq, received, online=online)
         if applied is None:
+            return False
+        if envelope.type in _EVENTS and envelope.game and envelope.game != view.game_id:
+            # An event of an earlier game (the view folded it): a replay reached back further
+            # than the game at the table now. Nothing of it is this game's.
+            if self.backfill is not None:
+                self.backfill.reached_start = True
             return False
         if before_game is not None and view.game_id != before_game:
             self._reset()
@@ -383,6 +429,7 @@ class RelayTable:
                 pass
 
     def _on_move(self, envelope: Envelope, data: MoveData, received: float) -> None:
+        self._heard.add(data.ply)
         if any(envelope.seq < seq and data.ply >= ply for seq, ply in self._rewritten):
             return  # a late copy of a move the arbiter has since corrected or taken back
         self._moved_at.setdefault(data.ply, received)
@@ -452,6 +499,10 @@ class RelayTable:
             self._new_generation(start, earlier, received)
         elif start is not None and _same(before_start or chess.STARTING_FEN, start):
             self._rewrite(seq, before_moves, view.moves)
+        if self.backfill is None:
+            unheard = len(self.unheard())
+            reach = BACKFILL_PER_PLY * unheard + BACKFILL_SLACK
+            self.backfill = Backfill(top=seq, from_seq=max(0, seq - reach), done=not unheard)
         moves = view.moves
         last = moves[-1] if moves else None
         unseen = last is not None and last.ply not in self._moved_at
@@ -539,6 +590,9 @@ class RelayTable:
         if response.status != "ok":
             return
         data = response.data
+        if command == "replay":
+            self._replayed(data)
+            return
         last = self.view.last_move
         after = 0 if last is None else last.ply
         summary = action_summary(command, data)
@@ -570,6 +624,58 @@ class RelayTable:
                 ]:
                     del self._fens[stale]
             self._notes.append(Note(at, summary, command, at))
+
+    # -- a game joined under way -----------------------------------------------------------
+
+    def unheard(self) -> list[int]:
+        """The plies of the game whose move event this relay never got (known from a snapshot)."""
+        return [move.ply for move in self.view.moves if move.ply not in self._heard]
+
+    def backfill_due(self, now: float) -> int | None:
+        """The ``from_seq`` of a replay to ask for the game's earlier events now, or ``None``."""
+        backfill = self.backfill
+        if backfill is None or backfill.done:
+            return None
+        if not self.unheard():
+            backfill.done = True  # they came after all (folded from the store, or live)
+            return None
+        if backfill.asked_at is not None and now < backfill.asked_at + BACKFILL_WAIT:
+            return None
+        if backfill.rounds >= BACKFILL_ROUNDS:
+            backfill.done = True
+            return None
+        return backfill.from_seq
+
+    def backfill_asked(self, now: float) -> None:
+        """The replay :meth:`backfill_due` gave was asked."""
+        backfill = self.backfill
+        if backfill is None:
+            return
+        backfill.asked_at = now
+        backfill.rounds += 1
+        if self.gaps.high is None:
+            # Retained snapshots are not journaled: their seqs are holes in a replay, not gaps.
+            self.gaps.high = backfill.top
+
+    def _replayed(self, data: Mapping[str, object]) -> None:
+        """A table's answer to a replay (after the payloads it resent): reach further back?"""
+        backfill = self.backfill
+        if backfill is None or backfill.done or data.get("from_seq") != backfill.from_seq:
+            return
+        oldest = data.get("oldest_available")
+        if (
+            not self.unheard()
+            or backfill.reached_start
+            or backfill.from_seq == 0
+            or not isinstance(oldest, int)
+            or oldest >= backfill.from_seq
+            or data.get("truncated") is True
+        ):
+            backfill.done = True
+            return
+        reach = backfill.top - backfill.from_seq
+        backfill.from_seq = max(oldest, backfill.from_seq - reach)
+        backfill.asked_at = None  # due at once
 
     # -- what the broadcast shows ------------------------------------------------------------
 
@@ -662,6 +768,10 @@ class RelayTable:
     def _clock_of(self, ply: int) -> int | None:
         known = self._clocks.get(ply)
         return None if known is None else max(known[1], 0)
+
+
+_EVENTS: Final = frozenset({"move", "clock", "alert", "result", "touch"})
+"""Payload types that belong to one game (the game's id in their envelope)."""
 
 
 def _shown(note: Note, stood: set[int]) -> bool:

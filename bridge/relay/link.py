@@ -5,7 +5,8 @@ run_sessions`), folds each payload into the :class:`~bridge.relay.room.Room`, ke
 :class:`~bridge.relay.store.Store`, and tells the server and the pusher which table changed.
 A payload that is not an envelope of ours (malformed, or a foreign publisher on our topics) is
 logged once per table and topic, escaped, and skipped. Every second, tables with a ``seq`` gap
-(:class:`~bridge.relay.game.Gaps`) are asked for a ``replay``.
+(:class:`~bridge.relay.game.Gaps`), or with a game joined under way whose earlier events this
+relay never got (:class:`~bridge.relay.game.Backfill`), are asked for a ``replay``.
 """
 
 from __future__ import annotations
@@ -246,20 +247,37 @@ class RelayLink:
             await self.ask_replays()
 
     async def ask_replays(self) -> int:
-        """Ask each table with a ``seq`` gap for a replay (not waiting for the answers)."""
+        """Ask each table with a ``seq`` gap, or a game joined under way, for a replay (not
+        waiting for the answers)."""
         client = self._client
         if client is None:
             return 0
         now = self.clock()
         asked = 0
         for table in list(self.room.tables.values()):
-            from_seq = table.gaps.due(now)
-            if from_seq is None:
+            gap = table.gaps.due(now)
+            earlier = table.backfill_due(now)
+            if gap is None and earlier is None:
                 continue
+            # One replay resends everything from its from_seq on: the lower one covers both.
+            from_seq = min(seq for seq in (gap, earlier) if seq is not None)
             table.gaps.asked(now)
-            log.info(
-                "table %s: payloads from seq %d missed; asking for a replay", table.table, from_seq
-            )
+            if earlier is not None:
+                table.backfill_asked(now)
+                log.info(
+                    "table %s: game %s joined under way (%d moves without their events); "
+                    "asking for a replay from seq %d",
+                    table.table,
+                    table.game_id,
+                    len(table.unheard()),
+                    from_seq,
+                )
+            else:
+                log.info(
+                    "table %s: payloads from seq %d missed; asking for a replay",
+                    table.table,
+                    from_seq,
+                )
             payload = requests.build(
                 "replay",
                 {"from_seq": from_seq},

@@ -328,14 +328,18 @@ class TableView:
             parts.append(f"{len(self.alerts)} open alerts")
         return ", ".join(parts)
 
-    def _folded(self, envelope: Envelope) -> bool:
+    def folded(self, envelope: Envelope) -> bool:
         """Whether an event is already part of the ``game`` snapshot applied (or was replaced).
 
         The daemon publishes each snapshot after the events it folds in, so an event from the
-        same epoch with a lower ``seq`` than the snapshot changes nothing.
+        same epoch with a lower ``seq`` than the snapshot changes nothing, nor does an event of
+        an earlier epoch (a daemon's run before the one that published the snapshot: epochs
+        only grow), such as a ``replay`` brings back.
         """
         at = self._retained_at.get("game")
-        return at is not None and at[0] == envelope.epoch and at[1] > envelope.seq
+        if at is None:
+            return False
+        return envelope.epoch < at[0] or (at[0] == envelope.epoch and at[1] > envelope.seq)
 
     def _new_game_from_event(self, envelope: Envelope) -> None:
         if envelope.game and envelope.game != self.game_id:
@@ -354,7 +358,7 @@ class TableView:
         clocks = format_clocks(data.clock)
         text = f"move {move_label(data.ply, data.san, data.color)} ({completed})"
         line = self._line(f"{text} {clocks}" if clocks else text)
-        if self._folded(envelope):
+        if self.folded(envelope):
             return Applied(line)
         self._new_game_from_event(envelope)
         self.moves = [move for move in self.moves if move.ply < data.ply]
@@ -376,7 +380,7 @@ class TableView:
         what = f"press by {data.by}" if data.kind == "press" and data.by else data.kind
         shown = format_clocks(clocks)
         line = self._line(f"clock {what} {shown}" if shown else f"clock {what}")
-        if not self._folded(envelope) and clocks is not None:
+        if not self.folded(envelope) and clocks is not None:
             self.clocks = clocks
         return Applied(line)
 
@@ -386,19 +390,19 @@ class TableView:
         return self.clocks.white if color == "white" else self.clocks.black
 
     def _apply_alert(self, envelope: Envelope, data: AlertData) -> Applied:
-        if not self._folded(envelope):
+        if not self.folded(envelope):
             self._new_game_from_event(envelope)
             if data not in self.alerts:
                 self.alerts.append(data)
         return Applied(self._line(f"alert {data.kind} {data.article}: {data.message}"))
 
     def _apply_result(self, envelope: Envelope, data: ResultData) -> Applied:
-        if not self._folded(envelope):
+        if not self.folded(envelope):
             self._new_game_from_event(envelope)
             self.result = data
         return Applied(self._line(f"result {result_line(data)}"))
 
     def _apply_touch(self, envelope: Envelope, data: TouchData) -> Applied:
-        if not self._folded(envelope):
+        if not self.folded(envelope):
             self.last_touch = data
         return Applied(self._line(f"touch {touch_line(data)}"))
