@@ -1,7 +1,8 @@
 """What the arbiters' page shows, as JSON and SVG (pure).
 
 :func:`summary` is one table at a glance (the room grid), :func:`detail` one table in full (moves
-with clock times, the alert history and who closed each alert, the arbiters' actions),
+with clock times and the broadcast's comments, the parts of a game that an illegal move that
+stood split and why, the alert history and who closed each alert, the arbiters' actions),
 :func:`diagram` the position as SVG (python-chess draws it: no fonts needed on the phone).
 The page (``static/``) fetches these and listens for server-sent events naming the tables that
 changed. Everything is live, without the broadcast delay: the page is for the venue's arbiters.
@@ -83,6 +84,16 @@ def detail(table: RelayTable, push_error: str | None = None) -> dict[str, Any]:
     ]
     out["parts"] = len(parts)
     out["notes"] = [part.ending for part in parts if part.ending]
+    out["partList"] = [
+        {
+            "part": index + 1,
+            "startFen": part.start_fen,
+            "firstPly": part.moves[0].ply if part.moves else chess.Board(part.start_fen).ply() + 1,
+            "lead": [*part.lead, *part.head_notes],
+            "ending": part.ending,
+        }
+        for index, part in enumerate(parts)
+    ]
     out["alertLog"] = [
         {
             "id": entry.alert.id,

@@ -132,9 +132,9 @@ async function loadDetail() {
   $("detail-state").textContent = linkText(table) + (table.result ? ` · ${table.result}` : "");
   $("detail-open").replaceChildren(...alertList(table, true).children);
   if (!table.alerts.length) $("detail-open").append(el("li", { class: "muted" }, "none"));
-  $("detail-moves").replaceChildren(...table.moves.map((move) =>
-    el("li", { class: move.final ? "" : "pending" },
-      `${move.label}` + (move.clock ? ` (${move.clock})` : "") + (move.final ? "" : " …"))));
+  $("detail-notes").replaceChildren(...table.notes.map((note) => el("li", { class: "note" }, note)));
+  $("detail-notes").hidden = !table.notes.length;
+  $("detail-moves").replaceChildren(...moveItems(table));
   $("detail-history").replaceChildren(...table.alertLog.map((entry) =>
     el("li", { class: entry.closed ? "closed" : "" },
       `${time(entry.raised)} ${entry.kind.replaceAll("_", " ")} (Art. ${entry.article || "—"}) ply ${entry.ply}: ${entry.message}`
@@ -142,6 +142,35 @@ async function loadDetail() {
   $("detail-actions").replaceChildren(...table.actions.map((action) =>
     el("li", {}, `${time(action.at)} ${action.summary}${action.by ? " (" + action.by + ")" : ""}`)));
   $("actions").hidden = !me.csrf;
+}
+
+// The moves part by part (an illegal move that stood splits the broadcast where no legal move
+// leads on): where each part begins and why, the broadcast's comments after each move (penalties,
+// the arbiters' corrections), and how a part ended when another follows.
+function moveItems(table) {
+  const items = [];
+  const parts = table.partList || [];
+  for (const part of parts) {
+    if (parts.length > 1 || part.lead.length) {
+      const head = el("li", { class: "part-start", "data-part": String(part.part) },
+        parts.length > 1 ? `Part ${part.part}` + (part.part > 1 ? `, from move ${moveNumber(part.firstPly)}` : "") : "");
+      for (const text of part.lead) head.append(el("span", { class: "move-note" }, text));
+      items.push(head);
+    }
+    for (const move of table.moves.filter((m) => m.part === part.part)) {
+      const item = el("li", { class: move.final ? "move" : "move pending", "data-ply": String(move.ply) },
+        `${move.label}` + (move.clock ? ` (${move.clock})` : "") + (move.final ? "" : " …"));
+      for (const note of move.notes) item.append(el("span", { class: "move-note" }, note));
+      items.push(item);
+    }
+    if (part.ending) items.push(el("li", { class: "part-end note", "data-part": String(part.part) }, part.ending));
+  }
+  if (!items.length) items.push(el("li", { class: "muted" }, "no moves yet"));
+  return items;
+}
+
+function moveNumber(ply) {
+  return Math.floor((ply + 1) / 2);
 }
 
 function route() {
