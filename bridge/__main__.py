@@ -165,8 +165,9 @@ def _parser() -> argparse.ArgumentParser:
     watch.add_argument(
         "--room",
         action="store_true",
-        help="one line per table (board, players, last move, clocks, open alerts, link): "
-        "a room of 100 tables on one screen",
+        help="one line per table (board, players, last move, clocks, open alerts, link), in "
+        "columns when the terminal is wide: 100 tables fit a 180x40 terminal; a table with an "
+        "open alert is never the one left off a screen too small",
     )
     watch.set_defaults(func=_cmd_watch)
 

@@ -251,20 +251,62 @@ GREEN: Final = "\x1b[32m"
 BOLD: Final = "\x1b[1m"
 RESET: Final = "\x1b[0m"
 
+ROOM_COLUMN_MIN: Final = 56
+"""Fewest characters a table's line gets when the room is laid out in several columns: the
+board and table, the last move, the clocks and the start of an alert (the players, the alert's
+article and the battery go first, see :func:`room_line`)."""
 
-def _painted(text: str, style: str, color: bool) -> str:
-    return f"{style}{text}{RESET}" if color and text else text
+ROOM_GAP: Final = " | "
+"""Between two columns of the room."""
+
+_PLAYERS_MIN: Final = 8
 
 
-def room_line(view: TableView, width: int, *, color: bool = False) -> str:
-    """One table in one line of at most ``width`` visible columns.
+@dataclass(frozen=True, slots=True)
+class RoomWidths:
+    """How wide the aligned fields of the room's lines are."""
 
-    ``B7 t042  Carlsen – Nakamura  34. Nf3  W 1:23:45* B 0:59:01  ! touch_move 4.3.1  online``:
-    the board number and table, the players, the last move (or the result), both clocks with the
-    running one marked, the open alerts (the first named, ``+N`` more) and the link, which is
-    shown only when it is not online and connected, or with its battery. With ``color``, alerts
-    and a link that is down are red and a result green (ANSI; the width counts text only).
-    """
+    label: int = 12
+    players: int = 0
+    """``0``: no players (not room enough for them)."""
+    move: int = 12
+    clocks: int = 21
+
+
+def room_widths(views: Sequence[TableView], width: int) -> RoomWidths:
+    """Widths that align the lines of ``views`` in ``width`` columns with no space wasted: the
+    longest label (at most 16), move and clocks; the players in what is left once the longest
+    alerts and link fit, if that is at least 8 columns."""
+    if not views:
+        return RoomWidths()
+    fields = [_room_fields(view) for view in views]
+    label = min(16, max(len(f.label) for f in fields))
+    move = max(len(f.move) for f in fields)
+    clocks = max(len(f.clocks) for f in fields)
+    tail = max(
+        len(f.alerts[0]) + 2 + len(f.link[0]) if f.alerts[0] else len(f.link[0]) for f in fields
+    )
+    room_left = width - (label + move + clocks + tail + 2 * 3) - 2
+    longest = max(len(f.players) for f in fields)
+    players = min(room_left, longest) if room_left >= _PLAYERS_MIN and longest else 0
+    return RoomWidths(label=label, players=players, move=move, clocks=clocks)
+
+
+@dataclass(frozen=True, slots=True)
+class _RoomFields:
+    label: str
+    players: str
+    move: str
+    finished: bool
+    clocks: str
+    alerts: tuple[str, str]
+    """In full (kind and article, ``+N`` more), and without the article."""
+    link: tuple[str, str]
+    """With the battery, and without it."""
+    down: bool
+
+
+def _room_fields(view: TableView) -> _RoomFields:
     board = view.board
     label = f"B{view.board_number} {view.table}" if view.board_number else view.table
     names = view.players or {}
@@ -283,36 +325,80 @@ def room_line(view: TableView, width: int, *, color: bool = False) -> str:
             f"W {format_seconds(white)}{'*' if view.clocks.running == 'white' else ''} "
             f"B {format_seconds(black)}{'*' if view.clocks.running == 'black' else ''}"
         )
-    alerts = ""
+    alerts = ("", "")
     if view.alerts:
         first = view.alerts[0]
         more = f" +{len(view.alerts) - 1}" if len(view.alerts) > 1 else ""
-        alerts = f"! {first.kind} {first.article}{more}".rstrip()
+        alerts = (f"! {first.kind} {first.article}".rstrip() + more, f"! {first.kind}{more}")
     state = board.state if board is not None else "?"
     down = view.status != "online" or state != "connected"
     link = f"{view.status or '?'}/{state}" if down else "ok"
+    battery = link
     if board is not None and board.battery is not None:
-        link += f" {board.battery}%"
-    fixed = [label.ljust(12), move.ljust(12), clocks.ljust(21), alerts, link]
-    room_for_players = width - sum(len(part) + 2 for part in fixed)
-    cells = [label.ljust(12)]
-    if room_for_players >= 8:
-        cells.append(fit(players, room_for_players).ljust(room_for_players))
-    cells += fixed[1:]
-    plain = "  ".join(cells).rstrip()
-    if len(plain) > width:
-        return fit(plain, width)
+        battery += f" {board.battery}%"
+    return _RoomFields(
+        label, players, move, view.result is not None, clocks, alerts, (battery, link), down
+    )
+
+
+def room_line(
+    view: TableView, width: int, *, color: bool = False, widths: RoomWidths | None = None
+) -> str:
+    """One table in one line of at most ``width`` visible columns.
+
+    ``B7 t042  Carlsen – Nakamura  34. Nf3  W 1:23:45* B 0:59:01  ! touch_move 4.3.1  ok 80%``:
+    the board number and table, the players, the last move (or the result), both clocks with the
+    running one marked, the open alerts (the first named, ``+N`` more) and the link (``ok`` when
+    online and connected, else both states), with its battery. ``widths`` aligns the fields with
+    the other lines of the room (by default: :func:`room_widths` of this line alone). What does
+    not fit goes first: the players, then the alert's article, then the battery; only then is
+    the line cut at its end. With ``color``, alerts and a link that is down are red and a result
+    green (ANSI; the width counts text only).
+    """
+    fields = _room_fields(view)
+    widths = widths or room_widths([view], width)
+    head = [(fit(fields.label, widths.label).ljust(widths.label), "")]
+    if widths.players:
+        head.append((fit(fields.players, widths.players).ljust(widths.players), ""))
+    head += [
+        (fields.move.ljust(widths.move), GREEN + BOLD if fields.finished else ""),
+        (fields.clocks.ljust(widths.clocks), ""),
+    ]
+    cells = head
+    for alerts, link in (
+        (fields.alerts[0], fields.link[0]),
+        (fields.alerts[1], fields.link[0]),
+        (fields.alerts[1], fields.link[1]),
+    ):
+        cells = [
+            *head,
+            *([(alerts, RED + BOLD)] if alerts else []),
+            (link, RED if fields.down else ""),
+        ]
+        if sum(len(text) for text, _ in cells) + 2 * (len(cells) - 1) <= width:
+            break
+    return _join(cells, width, color)
+
+
+def _join(cells: list[tuple[str, str]], width: int, color: bool) -> str:
+    """The cells two spaces apart, cut at ``width`` (``...``), each painted in its style."""
+    cut = fit("  ".join(text for text, _ in cells).rstrip(), width)
     if not color:
-        return plain
-    painted = [cells[0]]
-    if room_for_players >= 8:
-        painted.append(cells[1])
-    style = GREEN + BOLD if view.result is not None else ""
-    painted.append(_painted(fixed[1], style, color) if style else fixed[1])
-    painted.append(fixed[2])
-    painted.append(_painted(alerts, RED + BOLD, color))
-    painted.append(_painted(link, RED, color) if down else link)
-    return "  ".join(painted).rstrip()
+        return cut
+    out: list[str] = []
+    at = 0
+    for index, (text, style) in enumerate(cells):
+        if index:
+            out.append(cut[at : at + 2])
+            at += 2
+        piece = cut[at : at + len(text)]
+        at += len(text)
+        out.append(_painted(piece, style, color) if style and piece.strip() else piece)
+    return "".join(out).rstrip()
+
+
+def _painted(text: str, style: str, color: bool) -> str:
+    return f"{style}{text}{RESET}" if color and text else text
 
 
 def room(
@@ -322,19 +408,69 @@ def room(
     title: str | None = None,
     notes: Sequence[str] = (),
     color: bool = False,
+    height: int | None = None,
 ) -> str:
-    """Every table in one line each (board number order), for a room of up to 100 tables."""
+    """Every table in one line each, in board number order, for a room of 100 tables or more.
+
+    ``height`` is the rows of the screen (``None``: as many as needed, one column). When the
+    tables do not fit one under the other, they are laid out in as many columns as it takes
+    (each at least :data:`ROOM_COLUMN_MIN` wide), read down then across. When even that is not
+    enough, a last line says how many tables are not shown and how many of them have open
+    alerts: the tables with open alerts are shown first of all, so that none is off the screen
+    while any table without one is on it. The text never has more than ``height`` lines, nor a
+    line longer than ``width``.
+    """
     width = max(width, 20)
-    lines = [] if title is None else [fit(title, width)]
+    head = [] if title is None else [fit(title, width)]
     tables = sorted(views.values(), key=_room_order)
-    if not tables:
-        lines.append("waiting for tables...")
     alerting = sum(1 for view in tables if view.alerts)
     if tables:
-        lines.append(fit(f"{len(tables)} tables, {alerting} with open alerts", width))
-    lines.extend(room_line(view, width, color=color) for view in tables)
-    lines.extend(fit(note, width) for note in notes)
-    return "\n".join(lines) + "\n"
+        head.append(fit(f"{len(tables)} tables, {alerting} with open alerts", width))
+    else:
+        head.append("waiting for tables...")
+    tail = [fit(note, width) for note in notes]
+    rows = len(tables) if height is None else max(1, height - len(head) - len(tail))
+    most = max(1, (width + len(ROOM_GAP)) // (ROOM_COLUMN_MIN + len(ROOM_GAP)))
+    count = next((k for k in range(1, most + 1) if -(-len(tables) // k) <= rows), most)
+    shown, overflow = tables, None
+    if len(tables) > rows * count:
+        capacity = max(0, (rows - 1) * count)
+        shown, overflow = _shown_first(tables, capacity)
+    column = (width - len(ROOM_GAP) * (count - 1)) // count
+    widths = room_widths(shown, column)
+    lines = [room_line(view, column, color=color, widths=widths) for view in shown]
+    body = _columns(lines, count, column) if count > 1 else lines
+    if overflow is not None:
+        body.append(fit(overflow, width))
+    return "\n".join([*head, *body, *tail]) + "\n"
+
+
+def _shown_first(tables: list[TableView], capacity: int) -> tuple[list[TableView], str]:
+    """The tables shown when only ``capacity`` fit (those with open alerts first, then in board
+    order), still in board order; and the line saying what is not shown."""
+    alerting = [view for view in tables if view.alerts]
+    others = [view for view in tables if not view.alerts]
+    chosen = (alerting + others)[:capacity]
+    picked = {id(view) for view in chosen}
+    shown = [view for view in tables if id(view) in picked]
+    hidden = len(tables) - len(shown)
+    hidden_alerts = len(alerting) - sum(1 for view in shown if view.alerts)
+    which = "none" if not hidden_alerts else f"{hidden_alerts}"
+    line = (
+        f"... {hidden} more tables not shown ({which} with open alerts): a taller or wider "
+        "terminal shows them, or watch one with --table"
+    )
+    return shown, line
+
+
+def _columns(lines: list[str], count: int, column: int) -> list[str]:
+    """``lines`` in ``count`` columns of ``column`` visible characters, read down then across."""
+    depth = -(-len(lines) // count)
+    out = []
+    for row in range(depth):
+        cells = [lines[index] for index in range(row, len(lines), depth)]
+        out.append(ROOM_GAP.join(pad(cell, column) for cell in cells).rstrip())
+    return out
 
 
 def _room_order(view: TableView) -> tuple[int, list[tuple[int, int | str]]]:

@@ -180,13 +180,15 @@ class _Watcher:
         width = self.width if self.width is not None else size.columns
         what = f"table {self.table}" if self.table is not None else "all tables"
         title = f"chessbridge watch  {self.broker}  {self.connection}  ({what})"
+        rows = max(size.lines - 1, 3)
         if self.room:
-            text = room(
+            text = room(  # in columns when it takes them; never taller than the screen
                 self.views,
                 width,
                 title=title,
                 notes=[*self.caption.lines, *self.notes],
                 color=self.style.colour,
+                height=rows,
             )
         else:
             text = render(
@@ -198,11 +200,10 @@ class _Watcher:
                 style=self.style,
             )
         lines = text.splitlines()
-        rows = max(size.lines - 1, 3)
         if len(lines) > rows:
             lines = [
                 *lines[: rows - 1],
-                fit("... more below: widen the terminal or use --table", width),
+                fit("... more below: a taller terminal shows it, or watch one with --table", width),
             ]
         prefix = "" if self._cleared else "\x1b[2J\x1b[?25l"  # clear once, hide the cursor
         self._cleared = True
