@@ -9,15 +9,17 @@ from typing import Any
 
 import aiomqtt
 import pytest
+from selenium.webdriver.common.by import By
 
 from bridge.relay.run import StartError, lichess_settings, run_relay
 from bridge.wire import payloads
 from bridge.wire.config import Config, LichessSection, RelaySection
+from tests.browser import chromium
 from tests.conftest import Mosquitto, MosquittoFactory
 from tests.lichess_fake import FakeLichess
 from tests.pgn_check import read_games, sans
 from tests.relay_feed import Item, TableFeed
-from tests.relay_harness import eventually, running_relay
+from tests.relay_harness import Relay, eventually, running_relay
 
 pytestmark = [pytest.mark.mosquitto]
 
@@ -94,8 +96,12 @@ async def test_every_change_is_pushed_and_rate_limits_are_waited_out(
 
 
 async def test_server_errors_back_off_and_refused_games_are_shown_on_the_page(
-    mosquitto_private: Mosquitto, lichess: FakeLichess, tmp_path: Path
+    mosquitto_private: Mosquitto,
+    lichess: FakeLichess,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.INFO, logger="chessbridge.relay.push")
     one, two = feeds(2)
     lichess.fail = 1
     lichess.refuse_white = {"White 2"}
@@ -120,6 +126,87 @@ async def test_server_errors_back_off_and_refused_games_are_shown_on_the_page(
         }
         assert lichess.statuses[0] == 503
         assert state["push"] == "pushed 2 games, 1 refused"
+
+        # The arbiters' page shows it on the table's card, in a real Chromium.
+        async with chromium() as browser:
+            await browser.get(f"{relay.url}/")
+            error = 'article[data-table="t2"] .push-error'
+            shown = await browser.until(lambda d: d.find_element(By.CSS_SELECTOR, error).text)
+            assert shown == "lichess: No move found"
+            assert await browser.css('article[data-table="t1"] .push-error') == []
+
+        # More moves, more pushes, the same refusal: logged once.
+        await publish(mosquitto_private, two, *two.play("e5 Nc3"))
+        await eventually(lambda: _has_moves(lichess, "t2", 3))
+        await publish(mosquitto_private, one, *one.play("e5"))
+        await eventually(lambda: _has_moves(lichess, "t1", 2))
+    refusals = [
+        record
+        for record in caplog.records
+        if record.getMessage() == "lichess refused the game of table t2: No move found"
+    ]
+    assert len(refusals) == 1
+    assert refusals[0].levelno == logging.WARNING
+    assert len(lichess.pushes) >= 3
+    assert not any("table t1" in record.getMessage() for record in caplog.records)
+
+
+async def _has_moves(lichess: FakeLichess, table: str, count: int) -> bool:
+    """Whether the last push lichess accepted has ``count`` moves in ``table``'s game."""
+    if not lichess.pushes:
+        return False
+    games = read_games(lichess.pushes[-1])
+    return any(g.headers.get("Table") == table and len(sans(g)) >= count for g in games)
+
+
+@pytest.mark.allow_error_log
+async def test_a_round_that_grows_past_64_games_while_running_stops_pushing_and_says_so(
+    mosquitto_factory: MosquittoFactory,
+    lichess: FakeLichess,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="chessbridge.relay.push")
+    broker = mosquitto_factory()
+    tables = feeds(66)
+    env = {"CHESSBRIDGE_LICHESS_TOKEN": TOKEN}
+    async with running_relay(
+        broker, tmp_path / "relay", config=config(lichess.url), env=env
+    ) as relay:
+        async with aiomqtt.Client(broker.host, broker.port) as client:
+            for feed in tables[:64]:
+                _, envelope = feed.snapshot()
+                topic = payloads.topic(feed.table, "game")
+                await client.publish(topic, feed.raw[envelope.seq], qos=1, retain=True)
+
+        async def pushed_all() -> bool:
+            return bool(lichess.pushes) and len(read_games(lichess.pushes[-1])) == 64
+
+        await eventually(pushed_all)  # 64 games: a full round is pushed
+        accepted = len(lichess.pushes)
+        await publish(broker, tables[64], tables[64].snapshot())  # a 65th table starts a game
+
+        async def refused() -> str | None:
+            async with relay.http.get("/api/state") as response:
+                push = (await response.json())["push"]
+            return push if "65 games" in push else None
+
+        assert await eventually(refused) == "not pushed: 65 games, more than 64"
+        await publish(broker, tables[65], tables[65].snapshot())  # and a 66th
+        assert await eventually(lambda: _state_push(relay)) == "not pushed: 66 games, more than 64"
+        assert len(lichess.pushes) == accepted  # nothing more was sent
+    said = [
+        r for r in caplog.records if "a lichess broadcast round holds at most 64" in r.getMessage()
+    ]
+    assert [r.levelno for r in said] == [logging.ERROR, logging.ERROR]  # once for each count
+    assert "the round has 65 games" in said[0].getMessage()
+    assert "[relay] round" in said[0].getMessage()
+
+
+async def _state_push(relay: Relay) -> str | None:
+    async with relay.http.get("/api/state") as response:
+        push: str = (await response.json())["push"]
+    return push if "66 games" in push else None
 
 
 @pytest.mark.allow_error_log
