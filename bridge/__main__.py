@@ -177,9 +177,11 @@ def _parser() -> argparse.ArgumentParser:
         description="Follow every table on the broker and serve the round as live PGN "
         "(/round.pgn, /table/ID.pgn, with ETag/304), optionally pushed to a lichess broadcast "
         "round, and the arbiters' page (/), until stopped (SIGTERM/Ctrl-C).",
-        epilog="Settings ([relay], [relay.lichess]): docs/relay.example.toml. Credentials (the "
-        "relay's MQTT account, the arbiters' page password, the lichess token) come from the "
-        "config file or the environment, never from the command line.",
+        epilog="Settings ([relay], [relay.lichess]): docs/relay.example.toml. The relay's MQTT "
+        "account and the arbiters' page password come from the config file or the environment "
+        "(CHESSBRIDGE_MQTT_USERNAME/_PASSWORD, CHESSBRIDGE_RELAY_PASSWORD); the lichess token "
+        "from CHESSBRIDGE_LICHESS_TOKEN or the file named by [relay.lichess] token_file, never "
+        "from the config file itself. None from the command line.",
     )
     _add_broker(relay, "mqtt://host:1883 or mqtts://host:8883")
     relay.add_argument(
