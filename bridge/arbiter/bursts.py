@@ -65,7 +65,8 @@ class Burst(msgspec.Struct):
         victim beside it; a quick capture: the victim and the capturer, one attacking the
         other), or a king and a rook (castling). Three or more pieces, two of one colour that
         are not a king and a rook on their rank, or two of both colours neither of which attacks
-        the other belong to no single move.
+        the other belong to no single move - unless a piece was put down in the same scan: then
+        one player's move ends as the other's begins.
         """
         off = self.off()
         if len(off) >= 3:
@@ -74,6 +75,12 @@ class Burst(msgspec.Struct):
             return False
         (a, first), (b, second) = off
         if first.color != second.color:
+            if any(
+                piece is not None and piece != self.before[sq] for sq, piece in self.after.items()
+            ):
+                # A piece put down in the same scan: one player's move ending as the other's
+                # hand begins (a quick reply), not pieces knocked over.
+                return False
             pawns = first.piece_type == second.piece_type == chess.PAWN
             side_by_side = chess.square_rank(a) == chess.square_rank(b) and (
                 abs(chess.square_file(a) - chess.square_file(b)) == 1

@@ -85,6 +85,20 @@ def test_a_rook_and_the_rook_it_attacks_lifted_together_may_be_a_capture() -> No
     assert knocks(events, board) == []
 
 
+def test_a_move_ending_as_the_opponent_lifts_a_piece_is_no_knock() -> None:
+    # Nbd7, read in one scan with White's king lifted for his reply: one player's move ends as
+    # the other's begins. A board reading every 41 ms can put all three in one burst.
+    board = chess.Board(None)
+    board.set_piece_at(chess.B8, P("n"))
+    board.set_piece_at(chess.E1, P("K"))
+    events = [
+        (0.0, chess.B8, "n", None),
+        (0.0, chess.D7, None, "n"),
+        (0.03, chess.E1, "K", None),
+    ]
+    assert knocks(events, board) == []
+
+
 def test_quick_moves_one_after_another_are_no_knock() -> None:
     # Moves made faster than any person, 30 ms a step: lifts of three moves chain up, but no
     # three of them fall within one scan of each other.
