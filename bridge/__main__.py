@@ -325,7 +325,7 @@ def _config_or_say(args: argparse.Namespace) -> Config | None:
     try:
         return _load_config(args.config)
     except ConfigError as exc:
-        print(f"chessbridge: {exc}", file=sys.stderr)
+        logs.fatal(str(exc))
         return None
 
 
@@ -341,7 +341,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         board = parse_board_uri(args.board)
         rules = check_rules(args.rules or config.rules or DEFAULT_RULES)
     except (ConfigError, ValueError) as exc:
-        print(f"chessbridge: {exc}", file=sys.stderr)
+        logs.fatal(str(exc))
         return EXIT_CONFIG
     state_dir = args.state_dir or _default_state_dir(args.table)
     broker = _broker(args, config)
@@ -360,18 +360,18 @@ async def _run(options: DaemonOptions, stop: asyncio.Event) -> int:
     try:
         daemon = TableDaemon(options)
     except (OutboxLockedError, OutboxUnavailableError, OSError) as exc:
-        print(f"chessbridge: {exc}", file=sys.stderr)
+        logs.fatal(str(exc))
         return EXIT_TEMPFAIL
     except ValueError as exc:  # the broker URL, the table id, the TLS files
-        print(f"chessbridge: {exc}", file=sys.stderr)
+        logs.fatal(str(exc))
         return EXIT_CONFIG
     try:
         await daemon.run(stop)
     except LinkError as exc:
-        print(f"chessbridge: {exc}", file=sys.stderr)
+        logs.fatal(str(exc))
         return EXIT_BOARD
     except TableTakenError as exc:
-        print(f"chessbridge: {exc}", file=sys.stderr)
+        logs.fatal(str(exc))
         return EXIT_CONFIG
     return 0
 
@@ -409,7 +409,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from bridge.demo.run import DemoError, DemoOptions, run_demo
 
     if args.speed <= 0 or not 0 <= args.port <= 65535:
-        print("chessbridge: --speed must be positive and --port 0 to 65535", file=sys.stderr)
+        logs.fatal("--speed must be positive and --port 0 to 65535")
         return EXIT_USAGE
     try:
         options = DemoOptions(
@@ -421,13 +421,13 @@ def _cmd_demo(args: argparse.Namespace) -> int:
             config=_load_config(args.config),
         )
     except ConfigError as exc:
-        print(f"chessbridge: {exc}", file=sys.stderr)
+        logs.fatal(str(exc))
         return EXIT_USAGE
 
     try:
         return _until_signalled(lambda stop: run_demo(options, stop=stop))
     except DemoError as exc:
-        print(f"chessbridge: {exc}", file=sys.stderr)
+        logs.fatal(str(exc))
         return EXIT_USAGE
 
 
@@ -493,7 +493,7 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
     from bridge.demo.console import emulate
 
     if args.speed <= 0:
-        print("chessbridge: --speed must be positive", file=sys.stderr)
+        logs.fatal("--speed must be positive")
         return EXIT_USAGE
 
     return _until_signalled(

@@ -7,6 +7,10 @@ start a forged line in the journal (``chessbridge: ERROR ...``) or repaint a ter
 ``\\x1b``): a record is always exactly one line. A traceback keeps its lines, each indented
 under the record and escaped the same way.
 
+A command that cannot go on says why in one line that is not a record (``chessbridge: cannot
+open board at ...``): :func:`fatal` writes it, escaped the same way, since it may quote text
+from outside too (a second daemon's claim, a path, a broker's error).
+
 Under systemd, stderr goes to the journal (``JOURNAL_STREAM`` names that stream), and each line
 starts with its syslog priority, ``<3>`` for an error ... ``<7>`` for debug (sd-daemon(3)), so
 ``journalctl -p warning`` shows warnings and errors only.
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections.abc import Mapping
 from typing import Final, TextIO
 
@@ -89,3 +94,11 @@ def setup(stream: TextIO, *, verbose: bool, environ: Mapping[str, str] | None = 
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
     logging.getLogger("mqtt").setLevel(logging.ERROR)
+
+
+def fatal(message: str, *, prog: str = "chessbridge", stream: TextIO | None = None) -> None:
+    """Say why the command stops: ``PROG: MESSAGE``, escaped into one line, on ``stream``
+    (default: stderr)."""
+    out = sys.stderr if stream is None else stream
+    out.write(f"{prog}: {escape(message)}\n")
+    out.flush()

@@ -94,6 +94,8 @@ class TableTakenError(RuntimeError):
 RequestHandler = Callable[[str, bytes], Awaitable[None]]
 """Called with the command name (the last topic level) and the raw payload of a request."""
 
+_SHOWN_BYTES: Final = 200
+"""At most this much of a payload from outside is quoted in the log."""
 _MAX_QUEUED_REQUESTS: Final = 100
 _BATCH: Final = 100
 _IN_FLIGHT: Final = 16
@@ -203,6 +205,7 @@ class Publisher:
         self._status_changed = asyncio.Event()
         self._reasserting = False
         self._claims_before = False
+        self._bad_claim_said = False
 
     @property
     def epoch(self) -> int:
@@ -484,9 +487,24 @@ class Publisher:
         id take each other's connection in turn and never overlap: each finds the other's claim
         when it comes back, so the claim has a topic of its own, which no Last Will overwrites.
         """
+        if not raw:  # the retained claim cleared: nobody's claim
+            return
         try:
             claim = payloads.data_as(payloads.decode_envelope(raw), payloads.ClaimData)
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            # Not a claim a daemon makes (its text is from outside, escaped by the log): never
+            # a reason to stop. Said once; a flood, or one retained and received again on every
+            # connection, only at DEBUG.
+            level = logging.DEBUG if self._bad_claim_said else logging.WARNING
+            self._bad_claim_said = True
+            _LOGGER.log(
+                level,
+                "ignoring a message on table %s's claim topic that is not a daemon's claim "
+                "(%s): %s",
+                self.table,
+                exc,
+                raw[:_SHOWN_BYTES].decode(errors="replace"),
+            )
             return
         other = claim.instance
         if other == self.instance or (not live and not self._claims_before):

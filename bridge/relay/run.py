@@ -24,6 +24,7 @@ from typing import Final
 import msgspec
 from aiohttp import web
 
+from bridge import logs
 from bridge.mqtt.session import BrokerSettings
 from bridge.relay import pgn
 from bridge.relay.auth import SignIn
@@ -266,5 +267,5 @@ def _say(message: str) -> None:
 
 
 def _fail(message: str) -> int:
-    _say(message)
+    logs.fatal(message, prog="chessbridge relay")
     return EXIT_USAGE

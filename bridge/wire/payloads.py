@@ -19,7 +19,7 @@ Topics live under ``chessbridge/1/table/{table}/``; the ``1`` changes only with 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, Final, Literal, TypeVar, assert_never
+from typing import Annotated, Any, Final, Literal, TypeVar, assert_never
 
 import chess
 import msgspec
@@ -177,16 +177,25 @@ class StatusData(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     error: str | None = None
 
 
+INSTANCE_PATTERN: Final = r"\A[0-9a-f]{8,64}\Z"
+"""A claim's ``instance``: lowercase hex digits, 8 to 64 of them (a daemon makes 16)."""
+
+TIMESTAMP_PATTERN: Final = r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z\Z"
+"""A timestamp exactly as :func:`format_ts` writes it (``2026-05-01T14:03:22.123Z``)."""
+
+
 class ClaimData(msgspec.Struct, frozen=True, kw_only=True):
     """``claim`` (retained): the daemon process that runs the table, so that a second daemon
     started for the same table (by mistake) sees it and stops.
 
-    ``instance`` is random, new at every start; ``since`` is when that process started (UTC
-    ISO 8601): of two claims, the earlier one stands.
+    ``instance`` is random, new at every start (:data:`INSTANCE_PATTERN`); ``since`` is when
+    that process started, as :func:`format_ts` writes it (:data:`TIMESTAMP_PATTERN`, so that
+    two claims compare as text): of two claims, the earlier one stands. Both are checked on
+    decoding, as any text from outside: a claim that does not match is not a claim.
     """
 
-    instance: str
-    since: str
+    instance: Annotated[str, msgspec.Meta(pattern=INSTANCE_PATTERN)]
+    since: Annotated[str, msgspec.Meta(pattern=TIMESTAMP_PATTERN)]
 
 
 class BoardData(msgspec.Struct, frozen=True, kw_only=True):

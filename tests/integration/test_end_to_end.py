@@ -171,6 +171,21 @@ async def test_a_wrong_board_path_is_one_clear_line(tmp_path: Path, mosquitto: M
     assert "Traceback" not in err
 
 
+async def test_a_fatal_line_quoting_text_from_outside_stays_one_line(
+    tmp_path: Path, mosquitto: Mosquitto
+) -> None:
+    board = "dgt:/dev/no-such-board\nchessbridge: ERROR forged\x1b[2K"
+    code, err = await run_cli(
+        "run", "--board", board, "--table", "t1", "--broker", mosquitto.url,
+        "--state-dir", str(tmp_path),
+    )  # fmt: skip
+    assert code == EXIT_BOARD
+    assert "\x1b" not in err
+    assert not [line for line in err.splitlines() if line.startswith("chessbridge: ERROR")]
+    [line] = [line for line in err.splitlines() if "/dev/no-such-board" in line]
+    assert line.startswith("chessbridge: cannot open board at /dev/no-such-board\\nchessbridge")
+
+
 async def test_a_port_that_is_not_a_dgt_board(
     tmp_path: Path, mosquitto: Mosquitto, silent_port: str
 ) -> None:

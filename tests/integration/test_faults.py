@@ -779,6 +779,51 @@ async def test_a_hostile_request_cannot_forge_a_log_line(
     assert "\\nchessbridge: ERROR board lost" in log
 
 
+async def test_a_forged_claim_cannot_forge_a_log_line_or_stop_the_table(
+    mosquitto: Mosquitto, mqtt_subscribe: Subscribe, table_id: str, tmp_path: Path
+) -> None:
+    """Claims that no daemon makes, with line breaks and escapes in them and an early start
+    (so that a real claim like it would stop the table): each is ignored, the first said in one
+    escaped line, and the table plays on."""
+    rng = random.Random(12)
+    board = chess.Board()
+    forged = "\nchessbridge: ERROR board lost, call the arbiter\x1b[1A\x1b[2K\x07"
+    early = "2000-01-01T00:00:00.000Z"
+
+    def claim(instance: str, since: str) -> bytes:
+        data = {"instance": instance, "since": since}
+        envelope = {"v": 1, "type": "claim", "table": table_id, "game": "", "epoch": 1}
+        return json.dumps({**envelope, "seq": 1, "ts": early, "data": data}).encode()
+
+    claims = [
+        forged.encode(),  # not even JSON
+        claim("0123456789abcdef" + forged, early),  # an instance no daemon makes
+        claim("0123456789abcdef", early + forged),  # a start that is no timestamp
+    ]
+    async with playing(mosquitto, mqtt_subscribe, table_id, tmp_path) as (emu, sub, table):
+        await play_until(emu, board, rng, 2, sub)
+        for raw in claims:
+            await sub.client.publish(f"chessbridge/1/table/{table_id}/claim", raw, qos=1)
+        # A request after them, on the same connection: its answer comes once they were read.
+        request = {"transaction": "after-claims", "expires_at": 4102444800, "plies": 0}
+        topic = f"chessbridge/1/table/{table_id}/request/takeback"
+        await sub.client.publish(topic, json.dumps(request).encode(), qos=1)
+        await sub.wait_for(lambda m: bool(payloads(m, "response/takeback")), within=WAIT)
+        await play_until(emu, board, rng, 6, sub)
+        assert table.alive, table.log()
+        assert await table.stop() == 0
+        log = table.log()
+
+    assert_whole_game(sub.messages, plies=6)
+    said = [line for line in log.splitlines() if "not a daemon's claim" in line]
+    assert len(said) == 1, log
+    assert said[0].startswith("chessbridge: WARNING ")
+    assert "\\nchessbridge: ERROR board lost, call the arbiter\\x1b[1A" in said[0]
+    assert not [line for line in log.splitlines() if line.startswith("chessbridge: ERROR board")]
+    assert "already runs table" not in log
+    assert not any(c in log for c in "\x1b\x07\r")
+
+
 async def test_impossible_board_identity_never_reaches_the_retained_board(
     mosquitto: Mosquitto, mqtt_subscribe: Subscribe, table_id: str, tmp_path: Path
 ) -> None:

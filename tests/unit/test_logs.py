@@ -68,3 +68,18 @@ def test_the_journal_is_recognised_by_its_stream(tmp_path: Path) -> None:
         assert not logs.to_journal(stream, {"JOURNAL_STREAM": f"{stat.st_dev}:1"})
         assert not logs.to_journal(stream, {})
     assert not logs.to_journal(io.StringIO(), {"JOURNAL_STREAM": "1:2"})
+
+
+def test_a_fatal_line_is_one_escaped_line() -> None:
+    stream = io.StringIO()
+    logs.fatal(f"another daemon (instance {FORGED}) already runs table t1", stream=stream)
+    assert stream.getvalue() == (
+        "chessbridge: another daemon (instance x\\nchessbridge: ERROR forged\\x1b[2K\\r\\x07"
+        "\\u2028end) already runs table t1\n"
+    )
+
+
+def test_a_fatal_line_names_its_command() -> None:
+    stream = io.StringIO()
+    logs.fatal("cannot listen on 0.0.0.0:80", prog="chessbridge relay", stream=stream)
+    assert stream.getvalue() == "chessbridge relay: cannot listen on 0.0.0.0:80\n"

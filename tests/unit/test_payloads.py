@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import chess
 import msgspec
@@ -446,3 +447,54 @@ def test_split_topic_gives_the_table_and_the_suffix() -> None:
     assert payloads.split_topic("chessbridge/1/table/t042/game") == ("t042", "game")
     for foreign in ("chessbridge/1/table/t042", "chessbridge/1/table//game", "other/t1/game"):
         assert payloads.split_topic(foreign) is None
+
+
+def _claim(instance: object, since: object) -> payloads.ClaimData:
+    data = payloads.ClaimData(instance="0" * 16, since="2026-05-03T03:09:37.123Z")
+    raw = json.loads(payloads.encode("t042", "g1", 3, 7, TS, "claim", data))
+    raw["data"] = {"instance": instance, "since": since}
+    envelope = payloads.decode_envelope(json.dumps(raw).encode())
+    return payloads.data_as(envelope, payloads.ClaimData)
+
+
+def test_a_daemons_own_claim_reads_back() -> None:
+    instance = os.urandom(8).hex()
+    claim = _claim(instance, payloads.format_ts(TS))
+    assert claim == payloads.ClaimData(instance=instance, since="2026-05-03T03:09:37.123Z")
+
+
+@pytest.mark.parametrize(
+    "instance",
+    [
+        "x\nchessbridge: ERROR forged\x1b[2K",
+        "0123456789abcdef\n",  # a trailing newline
+        "0123456789ABCDEF",
+        "0123456",
+        "0" * 65,
+        "٠١٢٣٤٥٦٧",  # digits, not hex digits
+        "",
+        16,
+    ],
+)
+def test_a_claim_whose_instance_a_daemon_would_not_make_is_refused(instance: object) -> None:
+    with pytest.raises(msgspec.ValidationError, match="instance"):
+        _claim(instance, "2026-05-03T03:09:37.123Z")
+
+
+@pytest.mark.parametrize(
+    "since",
+    [
+        "2000-01-01T00:00:00.000Z\nchessbridge: ERROR forged",
+        "2000-01-01T00:00:00.000Z\n",
+        "2000-01-01T00:00:00.000Z" + "0" * 1000,
+        "2000-01-01T00:00:00Z",
+        "2000-01-01 00:00:00.000Z",
+        "٢٠٠٠-01-01T00:00:00.000Z",
+        "0",
+        "",
+        1.5,
+    ],
+)
+def test_a_claim_whose_since_is_no_timestamp_is_refused(since: object) -> None:
+    with pytest.raises(msgspec.ValidationError, match="since"):
+        _claim("0123456789abcdef", since)
