@@ -11,6 +11,7 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from bridge import __version__, logs
 from bridge.mqtt.outbox import OutboxLockedError, OutboxUnavailableError
@@ -79,8 +80,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     return code
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, its usage errors said as a fatal line is (:func:`logs.say_lines`:
+    escaped, at priority err in the journal); its subcommands' parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        usage = self.format_usage().splitlines()
+        logs.say_lines([*usage, f"{self.prog}: error: {message}"])
+        raise SystemExit(EXIT_USAGE)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="chessbridge",
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -9,7 +9,8 @@ under the record and escaped the same way.
 
 A command that cannot go on says why in one line that is not a record (``chessbridge: cannot
 open board at ...``): :func:`fatal` writes it, escaped the same way, since it may quote text
-from outside too (a second daemon's claim, a path, a broker's error).
+from outside too (a second daemon's claim, a path, a broker's error), and at priority err in
+the journal; a command line error (argparse's usage and message) is written the same way.
 
 Under systemd, stderr goes to the journal (``JOURNAL_STREAM`` names that stream), and each line
 starts with its syslog priority, ``<3>`` for an error ... ``<7>`` for debug (sd-daemon(3)), so
@@ -21,7 +22,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Final, TextIO
 
 PRIORITIES: Final = {
@@ -96,9 +97,30 @@ def setup(stream: TextIO, *, verbose: bool, environ: Mapping[str, str] | None = 
     logging.getLogger("mqtt").setLevel(logging.ERROR)
 
 
-def fatal(message: str, *, prog: str = "chessbridge", stream: TextIO | None = None) -> None:
+def fatal(
+    message: str,
+    *,
+    prog: str = "chessbridge",
+    stream: TextIO | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> None:
     """Say why the command stops: ``PROG: MESSAGE``, escaped into one line, on ``stream``
-    (default: stderr)."""
+    (default: stderr), at priority err (``<3>``) if that is the journal."""
+    say_lines([f"{prog}: {message}"], stream=stream, environ=environ)
+
+
+def say_lines(
+    lines: Iterable[str],
+    *,
+    level: int = logging.ERROR,
+    stream: TextIO | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> None:
+    """Write each of ``lines`` escaped (one line each) on ``stream`` (default: stderr), each
+    starting with the syslog priority of ``level`` if that is the journal (see
+    :func:`to_journal`): what a command says outside its log records, such as a usage error."""
     out = sys.stderr if stream is None else stream
-    out.write(f"{prog}: {escape(message)}\n")
+    journal = to_journal(out, os.environ if environ is None else environ)
+    prefix = f"<{_priority(level)}>" if journal else ""
+    out.write("".join(f"{prefix}{escape(line)}\n" for line in lines))
     out.flush()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import json
 import os
 import re
@@ -18,8 +19,9 @@ from typing import Any
 import chess
 import pytest
 
-from bridge.__main__ import EXIT_BOARD, EXIT_CONFIG
+from bridge.__main__ import EXIT_BOARD, EXIT_CONFIG, EXIT_TEMPFAIL
 from bridge.demo.game import OPERA_GAME, perform, press_side
+from bridge.mqtt.outbox import LOCK_NAME
 from drivers.choreography import Style
 from drivers.dgt.emulator import DgtEmulator
 from tests.cli import argv, chessbridge
@@ -278,6 +280,53 @@ async def test_under_systemd_each_line_has_its_journal_priority(
     assert lines
     assert all(re.match(r"<[2-7]>chessbridge: ", line) for line in lines), lines
     assert any(line.startswith("<6>chessbridge: INFO board") for line in lines)
+
+
+async def under_journal(tmp_path: Path, *args: str) -> tuple[int, list[str]]:
+    """``chessbridge ARGS`` with its stderr as the journal's stream: exit status, stderr lines."""
+    log = tmp_path / "journal"
+    with log.open("wb") as stream:
+        stat = os.fstat(stream.fileno())
+        env = {**os.environ, "JOURNAL_STREAM": f"{stat.st_dev}:{stat.st_ino}"}
+        proc = await asyncio.create_subprocess_exec(
+            *argv(*args), stdout=asyncio.subprocess.DEVNULL, stderr=stream, env=env
+        )
+        code = await asyncio.wait_for(proc.wait(), 30)
+    return code, log.read_text().splitlines()
+
+
+@pytest.mark.parametrize(
+    ("case", "expected", "reason"),
+    [
+        ("config", EXIT_CONFIG, "unknown board type 'foo'"),
+        ("usage", EXIT_CONFIG, "the following arguments are required: --board"),
+        ("board", EXIT_BOARD, "cannot open board at /dev/no-such-board"),
+        ("state-dir", EXIT_TEMPFAIL, "is already open"),
+    ],
+)
+async def test_under_systemd_a_failing_start_says_why_at_priority_err(
+    tmp_path: Path, mosquitto: Mosquitto, case: str, expected: int, reason: str
+) -> None:
+    """The line that says why the unit stopped is shown by ``journalctl -p warning``: it
+    starts with ``<3>`` (err), as every line of a usage error does."""
+    state = tmp_path / "state"
+    board = "foo:/x" if case == "config" else "dgt:/dev/no-such-board"
+    args = ["--table", "t1", "--broker", mosquitto.url, "--state-dir", str(state)]
+    if case != "usage":
+        args += ["--board", board]
+    with contextlib.ExitStack() as held:
+        if case == "state-dir":  # another process holds the state directory
+            state.mkdir()
+            lock = held.enter_context((state / LOCK_NAME).open("w"))
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        code, lines = await under_journal(tmp_path, "run", *args)
+    assert code == expected, lines
+    assert lines
+    assert all(re.match(r"<[2-7]>", line) for line in lines), lines
+    [said] = [line for line in lines if reason in line]
+    assert said.startswith("<3>chessbridge"), lines
+    if case == "usage":
+        assert all(line.startswith("<3>") for line in lines), lines
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import random
+import re
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -58,10 +60,14 @@ Payload = dict[str, Any]
 class Daemon:
     """``chessbridge run`` as a subprocess, its log in a file; can be killed and started again."""
 
-    def __init__(self, board: str, table: str, broker: str, state_dir: Path) -> None:
+    def __init__(
+        self, board: str, table: str, broker: str, state_dir: Path, *, journal: bool = False
+    ) -> None:
         self.args = run_argv(board, table, broker, state_dir)
         self.log_path = state_dir.with_name(state_dir.name + ".log")
         self.proc: asyncio.subprocess.Process | None = None
+        self.journal = journal
+        """Its log file is the journal's stream (``JOURNAL_STREAM``), as under systemd."""
 
     @property
     def alive(self) -> bool:
@@ -70,8 +76,12 @@ class Daemon:
     async def start(self) -> None:
         # A file, not a pipe: nobody reads a pipe here, and a full one would block the daemon.
         with self.log_path.open("ab") as log:
+            env = None
+            if self.journal:
+                stat = os.fstat(log.fileno())
+                env = {**os.environ, "JOURNAL_STREAM": f"{stat.st_dev}:{stat.st_ino}"}
             self.proc = await asyncio.create_subprocess_exec(
-                *self.args, stdin=asyncio.subprocess.DEVNULL, stdout=log, stderr=log
+                *self.args, stdin=asyncio.subprocess.DEVNULL, stdout=log, stderr=log, env=env
             )
 
     async def kill(self) -> None:
@@ -875,7 +885,9 @@ async def test_a_second_daemon_for_the_same_table_refuses_to_run(
         start_clock(emu)
         await play_until(emu, board, rng, 4, sub)
         (first_instance,) = {p["data"]["instance"] for p in payloads(sub.messages, "claim")}
-        second = Daemon(f"dgt:{other_board.path}", table_id, mosquitto.url, tmp_path / "second")
+        second = Daemon(
+            f"dgt:{other_board.path}", table_id, mosquitto.url, tmp_path / "second", journal=True
+        )
         await second.start()
         assert second.proc is not None
         code = await asyncio.wait_for(second.proc.wait(), RECONNECT_WAIT)
@@ -890,6 +902,9 @@ async def test_a_second_daemon_for_the_same_table_refuses_to_run(
     assert code == 78, second.log()
     lines = [line for line in second.log().splitlines() if "already runs table" in line]
     assert len(lines) == 1, second.log()
+    # Under systemd, at priority err: `journalctl -p warning` shows why the unit stopped.
+    assert lines[0].startswith("<3>chessbridge: another chessbridge daemon"), second.log()
+    assert all(re.match(r"<[2-7]>", line) for line in second.log().splitlines()), second.log()
     assert retained["status"]["state"] == "online"
     assert retained["claim"]["instance"] == first_instance
     assert_whole_game(sub.messages, plies=8)

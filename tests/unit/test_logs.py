@@ -83,3 +83,21 @@ def test_a_fatal_line_names_its_command() -> None:
     stream = io.StringIO()
     logs.fatal("cannot listen on 0.0.0.0:80", prog="chessbridge relay", stream=stream)
     assert stream.getvalue() == "chessbridge relay: cannot listen on 0.0.0.0:80\n"
+
+
+def test_a_fatal_line_in_the_journal_is_an_error(tmp_path: Path) -> None:
+    with (tmp_path / "stream").open("w+") as stream:
+        stat = os.fstat(stream.fileno())
+        journal = {"JOURNAL_STREAM": f"{stat.st_dev}:{stat.st_ino}"}
+        logs.fatal(f"cannot open board at /dev/{FORGED}", stream=stream, environ=journal)
+        logs.say_lines(["usage: chessbridge run", "  --board URI"], stream=stream, environ=journal)
+        logs.fatal("not the journal", stream=stream, environ={})
+        stream.seek(0)
+        lines = stream.read().splitlines()
+    assert lines == [
+        "<3>chessbridge: cannot open board at /dev/x\\nchessbridge: ERROR forged\\x1b[2K\\r\\x07"
+        "\\u2028end",
+        "<3>usage: chessbridge run",
+        "<3>  --board URI",
+        "chessbridge: not the journal",
+    ]
