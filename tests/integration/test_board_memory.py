@@ -126,6 +126,49 @@ async def test_a_memory_with_nothing_to_read_forward_from_gives_none(memory: Mem
         await until(lambda: any(isinstance(e, SquareEmptied) and e.square == D2 for e in events))
 
 
+ANSWER_LIMIT: Final = 10.0
+"""Seconds a recall that should end at once, or after ``MEMORY_ANSWER`` (2 s) of silence, may
+take here: generous on shared cores, and still short of the 15 s of ``MEMORY_TIMEOUT``."""
+
+
+async def test_a_board_that_never_answers_costs_the_answer_wait_not_the_memory_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No byte of the memory comes: the recall gives up after ``MEMORY_ANSWER``, however long
+    a memory that has begun to arrive may take, and the board is read as before."""
+    monkeypatch.setattr(dgt_link, "MEMORY_TIMEOUT", 3600.0)
+    events: list[BoardEvent] = []
+    async with DgtEmulator(memory="silent") as emu, reading(emu, events) as link:
+        await emu.lift("e2")
+        await emu.place("e4", "P")
+        assert await asyncio.wait_for(link.recall(START), ANSWER_LIMIT) is None
+        await emu.lift("d2")
+        await until(lambda: any(isinstance(e, SquareEmptied) and e.square == D2 for e in events))
+
+
+@pytest.mark.parametrize("memory", ["empty", "partial", "log"])
+async def test_a_memory_ends_at_its_end_mark_whatever_it_holds(
+    monkeypatch: pytest.MonkeyPatch, memory: Memory
+) -> None:
+    """Nothing stored, a listing overwritten, or changes to read: the memory's end mark ends
+    the wait, though the link would wait an hour for a first byte or for the rest."""
+    monkeypatch.setattr(dgt_link, "MEMORY_ANSWER", 3600.0)
+    monkeypatch.setattr(dgt_link, "MEMORY_TIMEOUT", 3600.0)
+    events: list[BoardEvent] = []
+    async with DgtEmulator(memory=memory) as emu, reading(emu, events) as link:
+        await emu.lift("e2")
+        await emu.place("e4", "P")
+        steps = await asyncio.wait_for(link.recall(START), ANSWER_LIMIT)
+    if memory == "log":
+        assert steps is not None
+        assert [s for s in steps if not isinstance(s, StoredPress)] == [
+            (chess.E2, None),
+            (chess.E4, chess.Piece.from_symbol("P")),
+        ]
+    else:
+        assert steps is None
+
+
 async def test_a_memory_answer_cut_by_another_message_ends_the_wait(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
