@@ -91,6 +91,12 @@ class PtyDevice:
         """True while the pty exists."""
         return self._master is not None
 
+    @property
+    def pending(self) -> int:
+        """Bytes sent (:meth:`send`) that the pty has not taken yet (the host is not reading
+        them fast enough); more than ``MAX_PENDING`` and :meth:`send` drops them."""
+        return len(self._out)
+
     def unplug(self) -> None:
         """Pull the cable: the pty closes, the host's reads fail and :attr:`path` disappears."""
         self._close()
@@ -220,6 +226,11 @@ class PtyBoard:
     def is_plugged(self) -> bool:
         """True while the pty exists."""
         return self._port.is_plugged
+
+    @property
+    def pending(self) -> int:
+        """Bytes from the board not yet taken by the pty (see :attr:`PtyDevice.pending`)."""
+        return self._port.pending
 
     async def unplug(self) -> None:
         """Pull the cable: the pty closes, the host's reads fail and :attr:`path` disappears."""
