@@ -20,11 +20,12 @@ import shutil
 import sys
 from collections import deque
 from collections.abc import Callable, Mapping
-from typing import Final, TextIO
+from typing import Any, Final, TextIO
 
 import aiomqtt
 import msgspec
 
+from bridge.logs import escape
 from bridge.mqtt.session import BrokerSettings, reason_code, refused_credentials, run_sessions
 from bridge.views.model import PayloadError, TableView
 from bridge.views.render import PLAIN, Style, fit, render, room
@@ -100,6 +101,26 @@ class _RefusedError(Exception):
     """The broker will not let us in (credentials) or not let us subscribe."""
 
 
+def _printable(envelope: payloads.Envelope) -> payloads.Envelope:
+    """``envelope`` with every text in it (its data's, at any depth, names included) written
+    printable (:func:`bridge.logs.escape`): a payload is text from outside, and a control
+    character or an escape sequence in it (a player's name from ``assign``, a board's model)
+    would move the cursor, repaint or retitle the terminal."""
+    return msgspec.structs.replace(
+        envelope, game=escape(envelope.game), data=_escaped(envelope.data)
+    )
+
+
+def _escaped(value: object) -> Any:
+    if isinstance(value, str):
+        return escape(value)
+    if isinstance(value, dict):
+        return {_escaped(key): _escaped(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_escaped(item) for item in value]
+    return value
+
+
 def _say(message: str) -> None:
     """One line on stderr."""
     print(f"{_PROG}: {message}", file=sys.stderr, flush=True)
@@ -168,6 +189,7 @@ class _Watcher:
 
     def warn(self, message: str) -> None:
         """A warning: a plain line, or one of the last notes on the screen."""
+        message = escape(message)  # it may quote a topic or a payload
         if self.screen:
             self.notes.append(f"warning: {message}")
             self.dirty.set()
@@ -239,13 +261,13 @@ class _Watcher:
         if not raw:
             return  # an empty retained payload clears the topic; nothing to show
         try:
-            envelope = payloads.decode_envelope(bytes(raw))
+            envelope = _printable(payloads.decode_envelope(bytes(raw)))
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             self.warn(f"{table}: malformed payload on {topic}: {exc}")
             return
         view = self.views.get(table)
         if view is None:
-            view = self.views[table] = TableView(table)
+            view = self.views[table] = TableView(escape(table))
         try:
             applied = view.apply(envelope)
         except PayloadError as exc:

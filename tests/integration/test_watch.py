@@ -8,6 +8,7 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import aiomqtt
 import chess
@@ -70,7 +71,8 @@ class _Table:
         )
         return self.payload("move", data)
 
-    def game_state(self) -> bytes:
+    def game_state(self, **extra: Any) -> bytes:
+        """The ``game`` snapshot; ``extra``: more of its fields (``players``, ``event``...)."""
         replay = chess.Board()
         sans = [replay.san_and_push(move) for move in self.board.move_stack]
         data = payloads.GameData(
@@ -89,6 +91,7 @@ class _Table:
             claimable=(),
             rules="fide-2018",
             last_seq=self.seq,
+            **extra,
         )
         return self.payload("game", data)
 
@@ -223,6 +226,56 @@ async def test_plain_lines_for_retained_state_and_events(
         f"{table_id} alert touch_move 4.3(a): White touched the knight on g1",
         f"{table_id} result 1-0 resignation 5.1(b)",
     ]
+
+
+FORGED = "\x1b]0;owned\x07\x1b[1A\x1b[2KCarlsen\r\nchessbridge: ERROR board lost"
+"""A name that would retitle the terminal, go up a line, clear it and start a forged one."""
+
+
+@pytest.mark.parametrize("screen", [False, True], ids=["plain", "screen"])
+async def test_control_characters_from_payloads_are_shown_escaped(
+    mosquitto: Mosquitto, table_id: str, screen: bool
+) -> None:
+    """Player names (as ``assign`` sets them), a board's model, an alert's message: text from
+    outside reaches the terminal with its control characters written as escapes."""
+    t = _Table(table_id)
+    t.move("e4", 300, 300)
+    game = t.game_state(players={"white": FORGED, "black": "Nakamura"}, event=FORGED)
+    board = payloads.BoardData(state="connected", driver="dgt", uri="dgt:/x", model=FORGED)
+    alert = payloads.AlertData(
+        kind="touch_move",
+        article="4.3(a)",
+        ply=1,
+        color="white",
+        message="Alert" + FORGED,
+        details={},
+    )
+    await _publish(
+        mosquitto,
+        table_id,
+        ("status", t.status(), True),
+        ("board", t.payload("board", board), True),
+        ("game", game, True),
+    )
+    out, stop = _Stream(terminal=screen), asyncio.Event()
+    task = _start(mosquitto, out, stop, table=table_id, plain=not screen)
+    try:
+        await out.wait_for(lambda text: "owned" in text)
+        await _publish(mosquitto, table_id, ("event/alert", t.payload("alert", alert), False))
+        await out.wait_for(lambda text: "Alert\\x1b]0;owned" in text)
+    finally:
+        stop.set()
+        code = await task
+        await _clear_retained(mosquitto, table_id)
+    text = out.getvalue()
+    assert code == 0
+    assert "\\x1b]0;owned\\x07\\x1b[1A\\x1b[2KCarlsen\\r\\nchessbridge: ERROR" in text
+    assert not any(c in text for c in "\x07\r")
+    assert "\x1b]" not in text
+    assert "\x1b[1A" not in text
+    assert not [line for line in text.splitlines() if "chessbridge: ERROR" in line[:30]]
+    if not screen:
+        assert "\x1b" not in text
 
 
 async def test_all_tables(mosquitto: Mosquitto, table_id: str) -> None:
