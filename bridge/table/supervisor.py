@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
-from typing import Literal, Protocol
+from typing import Final, Literal, Protocol
 
 import msgspec
 
@@ -83,6 +83,8 @@ class BoardSupervisor:
         self._backoff = Backoff(reconnect_min, reconnect_max)
         self._factory = link_factory
         self._holding: list[BoardEvent] | None = None
+        self._unconfirmed: dict[str, str] = {}
+        """Identity values the board said once, differing from what it said before."""
 
     async def open(self, *, recover: bool) -> None:
         """Open the board the first time; a board that cannot be opened raises ``LinkError``.
@@ -173,6 +175,7 @@ class BoardSupervisor:
     def _connected(self, link: BoardLink) -> None:
         self.first_open.set()
         self.info = link.info
+        self._unconfirmed = {}
         self._set_state("connected", None)
         log.info("board %s connected (%s)", self.uri, _describe(link.info))
 
@@ -183,7 +186,7 @@ class BoardSupervisor:
 
     def _on_event(self, event: BoardEvent) -> None:
         if isinstance(event, BoardInfo):
-            merged = merge_info(self.info, event)
+            merged = merge_info(self.info, self._confirmed(event))
             changed = msgspec.structs.replace(merged, at=0.0) != msgspec.structs.replace(
                 self.info, at=0.0
             )
@@ -194,6 +197,36 @@ class BoardSupervisor:
             self._holding.append(event)
         else:
             self._sink.board_event(event)
+
+    def _confirmed(self, info: BoardInfo) -> BoardInfo:
+        """``info`` without the identity it changes unconfirmed (see ``IDENTITY``).
+
+        A board's serial number, firmware and trademark do not change while it is connected;
+        a message that says otherwise once is line noise that happened to frame well (the DGT
+        protocol has no checksum). A new value counts when the board says it in two messages
+        about it in a row (a DGT board answers the keep-alive's serial request every second), or
+        on reconnect; a value the board had not said before is taken as said.
+        """
+        changes: dict[str, None] = {}
+        for name in IDENTITY:
+            new = getattr(info, name)
+            old = getattr(self.info, name)
+            if new is None:
+                continue  # a message about something else
+            if old is None or new == old:
+                self._unconfirmed.pop(name, None)
+                continue
+            if self._unconfirmed.get(name) == new:
+                del self._unconfirmed[name]  # said twice in a row: the board's own
+                continue
+            self._unconfirmed[name] = new
+            changes[name] = None
+            log.debug("board %s said %s %r once; kept %r", self.uri, name, new, old)
+        return msgspec.structs.replace(info, **changes) if changes else info
+
+
+IDENTITY: Final = ("serial", "version", "trademark")
+"""What a board says of itself that cannot change while it stays connected."""
 
 
 def _describe(info: BoardInfo) -> str:

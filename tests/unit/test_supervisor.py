@@ -208,3 +208,23 @@ async def test_a_board_that_cannot_be_opened_at_start_raises() -> None:
     supervisor, _ = supervised(ScriptedBoard([False], stored=None))
     with pytest.raises(BoardNotFoundError, match="no board"):
         await supervisor.open(recover=False)
+
+
+async def test_an_identity_said_once_is_line_noise_twice_in_a_row_the_boards() -> None:
+    # A DGT message has no checksum: noise can frame a plausible serial number or firmware.
+    # The board's identity does not change while it is connected; a new value counts when the
+    # board says it twice in a row (its answer to the keep-alive comes every second).
+    board = ScriptedBoard([True], stored=None)
+    supervisor, _ = supervised(board)
+    await supervisor.open(recover=False)
+    link = board.links[0]
+    link.on_event(BoardInfo(at=1.0, serial="13", battery_percent=80))
+    assert (supervisor.info.serial, supervisor.info.battery_percent) == ("42", 80)
+    link.on_event(BoardInfo(at=2.0, serial="42"))
+    link.on_event(BoardInfo(at=3.0, serial="13"))
+    assert supervisor.info.serial == "42"  # not twice in a row
+    link.on_event(BoardInfo(at=4.0, version="1.9"))
+    assert supervisor.info.version == "1.9"  # none known before: taken as said
+    link.on_event(BoardInfo(at=5.0, version="7.0"))
+    link.on_event(BoardInfo(at=6.0, serial="13"))
+    assert (supervisor.info.serial, supervisor.info.version) == ("13", "1.9")
