@@ -216,6 +216,10 @@ class DgtSerialLink(SerialBoardLink[DgtEvent]):
         elif not isinstance(event, ClockAck):
             if isinstance(event, BoardSnapshot):
                 self._board_read.set()
+            elif isinstance(event, BoardInfo) and event.trademark is not None:
+                # The link never asks for the trademark: one that arrives is line noise that
+                # framed well (the protocol has no checksum), not the board speaking.
+                return
             self._on_event(event)
 
 
