@@ -1,4 +1,5 @@
-"""The ``chessbridge`` command line: run, demo, watch, relay, send, emulate."""
+"""The ``chessbridge`` command line: run, demo, watch, relay, send, emulate, broker, scan,
+install, uninstall."""
 
 from __future__ import annotations
 
@@ -251,6 +252,24 @@ def _parser() -> argparse.ArgumentParser:
         help="Bluetooth LE: the virtual radio socket (default: a new one)",
     )
     emulate.set_defaults(func=_cmd_emulate)
+
+    broker = sub.add_parser(
+        "broker",
+        help="an MQTT broker for trying chessbridge on one machine (the demo extra's)",
+        description="Run the demo's embedded MQTT broker (amqtt, installed by the demo extra: "
+        "pip install 'chessbridge[demo]') until stopped (SIGTERM/Ctrl-C), and print its URL. "
+        "Anonymous and in memory: for emulate + run + watch on one machine. At 127.0.0.1:1883 "
+        "(the default), run, watch and relay find it with no --broker. A venue runs Mosquitto.",
+    )
+    broker.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to listen on (default 127.0.0.1; 0.0.0.0: every interface)",
+    )
+    broker.add_argument(
+        "--port", type=int, default=1883, help="the port (default 1883; 0: any free one)"
+    )
+    broker.set_defaults(func=_cmd_broker)
 
     scan = sub.add_parser(
         "scan",
@@ -518,6 +537,15 @@ def _cmd_emulate(args: argparse.Namespace) -> int:
             stop=stop,
         )
     )
+
+
+def _cmd_broker(args: argparse.Namespace) -> int:
+    if not 0 <= args.port <= 65535:
+        print("chessbridge: --port must be 0 to 65535", file=sys.stderr)
+        return EXIT_USAGE
+    from bridge.demo.broker import serve  # amqtt (the demo extra): only this command loads it
+
+    return _until_signalled(lambda stop: serve(args.host, args.port, stop))
 
 
 def _cmd_scan(args: argparse.Namespace) -> int:

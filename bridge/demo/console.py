@@ -508,8 +508,10 @@ async def emulate(
                 print(virtual.path, file=out, flush=True)
                 how = f"CHESSBRIDGE_BLE_RADIO={virtual.path} {how}"
             print(
-                f"chessbridge: emulated {scheme} board {uri}; in another terminal: {how}. "
-                "Type help for the commands; quit or Ctrl-C stops.",
+                f"chessbridge: emulated {scheme} board {uri}. To play it: an MQTT broker on "
+                "localhost:1883 (chessbridge broker, or Mosquitto), then in two more terminals "
+                f"{how} and chessbridge watch; type moves here (e2e4, then press for the clock; "
+                "help lists every command). quit or Ctrl-C stops.",
                 file=sys.stderr,
                 flush=True,
             )

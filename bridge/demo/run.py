@@ -15,16 +15,24 @@ import asyncio
 import contextlib
 import logging
 import random
-import socket
 import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import chess
 import msgspec
 
+from bridge.demo.broker import (
+    DEFAULT_HOST,
+    DEFAULT_PORT,
+    BrokerError,
+    BrokerMissingError,
+    EmbeddedBroker,
+    free_port,
+    port_free,
+)
 from bridge.demo.game import (
     ILLEGAL_BEFORE,
     OPERA_GAME,
@@ -46,9 +54,6 @@ from drivers.choreography import Style
 from drivers.dgt.emulator import DgtEmulator
 
 log = logging.getLogger("chessbridge.demo")
-
-DEFAULT_PORT: Final = 1883
-"""The embedded broker's port when it is free: then ``chessbridge watch`` joins with no option."""
 
 CONNECT_WITHIN: Final = 10.0
 """Seconds the daemon may take to open the board and reach the broker."""
@@ -88,7 +93,8 @@ async def run_demo(
     stop = stop if stop is not None else asyncio.Event()
     embedded = None
     if options.broker is None:
-        embedded, url = await _start_embedded(options.port)
+        embedded = await _start_embedded(options.port)
+        url = embedded.url
     else:
         url = options.broker
     try:
@@ -96,7 +102,7 @@ async def run_demo(
         return await _run(options, url, settings, embedded is not None, stop, game)
     finally:
         if embedded is not None:
-            await embedded.shutdown()
+            await embedded.close()
 
 
 async def _run(
@@ -272,58 +278,21 @@ def _join_hint(url: str, settings: BrokerSettings, embedded: bool) -> str:
     )
 
 
-def _port_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-        return True
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-async def _start_embedded(port: int) -> tuple[Any, str]:
-    """The embedded broker on ``127.0.0.1:port`` (a free port if that one is taken) and its URL."""
-    if port == 0:
-        port = _free_port()
-    elif not _port_free(port):
-        wanted, port = port, _free_port()
+async def _start_embedded(port: int) -> EmbeddedBroker:
+    """The embedded broker on ``127.0.0.1:port`` (a free port if that one is taken)."""
+    if port != 0 and not port_free(DEFAULT_HOST, port):
+        wanted, port = port, free_port()
         print(
             f"chessbridge demo: port {wanted} is taken (another broker?); the embedded broker "
             f"uses {port}",
             file=sys.stderr,
         )
-    return await _start_broker(port), f"mqtt://127.0.0.1:{port}"
-
-
-async def _start_broker(port: int) -> Any:  # amqtt ships no type hints
     try:
-        from amqtt.broker import Broker  # only the demo needs it: the `demo` extra
-    except ImportError as exc:
+        return await EmbeddedBroker.start(DEFAULT_HOST, port)
+    except BrokerMissingError as exc:
         raise DemoError(
             "the demo's embedded MQTT broker is not installed: pip install 'chessbridge[demo]', "
             "or give the demo a broker of your own with --broker URL"
         ) from exc
-
-    for name in ("amqtt", "transitions"):
-        logging.getLogger(name).setLevel(logging.ERROR)
-    config = {
-        "listeners": {"default": {"type": "tcp", "bind": f"127.0.0.1:{port}"}},
-        "plugins": {"amqtt.plugins.authentication.AnonymousAuthPlugin": {"allow_anonymous": True}},
-    }
-    broker = Broker(config)
-    try:
-        await broker.start()
-    except Exception as exc:
-        raise DemoError(
-            f"the embedded MQTT broker could not start on 127.0.0.1:{port} ({exc}); "
-            "try another --port"
-        ) from exc
-    return broker
+    except BrokerError as exc:
+        raise DemoError(f"{exc}; try another --port") from exc

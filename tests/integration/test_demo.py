@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import sys
 from collections.abc import Sequence
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 import aiomqtt
 import pytest
 
+from bridge.demo.game import OPERA_GAME
 from tests.cli import chessbridge
 from tests.conftest import Mosquitto, Subscribe, free_port
 
@@ -74,6 +76,43 @@ async def test_its_embedded_broker_can_be_joined_on_the_port_it_prints() -> None
     assert proc.returncode == 0, text
     assert "chessbridge demo: stopped" in text
     assert "Traceback" not in text
+
+
+async def test_chessbridge_watch_joins_the_demo_from_another_terminal() -> None:
+    """As the demo's first line says: ``chessbridge watch --broker URL`` in a second terminal
+    shows the demo's table, move by move."""
+    proc = await demo("--port", "0")
+    watcher = None
+    shown: list[str] = []
+    try:
+        assert proc.stderr is not None
+        said = (await asyncio.wait_for(proc.stderr.readline(), 30)).decode()
+        found = re.search(r"chessbridge watch --broker (mqtt://127\.0\.0\.1:\d+)", said)
+        assert found, said
+        watcher = await chessbridge("watch", "--plain", "--broker", found.group(1))
+        assert watcher.stdout is not None
+        async with asyncio.timeout(60):  # two moves, as they are made
+            while sum(line.startswith("demo move ") for line in shown) < 2:
+                line = (await watcher.stdout.readline()).decode()
+                assert line, "watch ended early:\n" + "".join(shown)
+                shown.append(line)
+    finally:
+        for process in (watcher, proc):
+            if process is not None and process.returncode is None:
+                process.send_signal(signal.SIGTERM)
+        text = await finish(proc)
+    assert watcher is not None
+    rest = await finish(watcher)
+    assert watcher.returncode == 0, rest
+    assert proc.returncode == 0, text
+    assert "demo status online\n" in shown
+    assert any(line.startswith("demo board connected") for line in shown)
+    game = OPERA_GAME.moves.split()
+    for line in (line for line in shown if line.startswith("demo move ")):
+        number, san = line.split()[2:4]  # "demo move 3... Bg4 (clock) W 4:53* B 4:27"
+        ply = 2 * int(number.rstrip(".")) - (0 if number.endswith("...") else 1)
+        assert san == game[ply - 1], line  # the Opera Game's move, from wherever it joined
+    assert "Traceback" not in text + rest
 
 
 @pytest.mark.mosquitto
