@@ -14,6 +14,7 @@ other connection is handed to amqtt with those bytes in front.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import socket
 import sys
@@ -119,19 +120,50 @@ def _broker_class() -> type[Any]:
             self._reader.feed_eof()
 
     class EmbeddedAmqtt(Broker):  # type: ignore[misc]
+        """amqtt's broker, which knows its connections, to cut them off when it closes."""
+
+        def __init__(self, config: dict[str, Any]) -> None:
+            super().__init__(config)
+            self.connections: set[asyncio.StreamWriter] = set()
+            self.closing = asyncio.Event()
+            self.idle = asyncio.Event()
+            """Set while no connection is open."""
+            self.idle.set()
+
         async def stream_connected(
             self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, listener_name: str
         ) -> None:
-            head, level = await _connect_head(reader)
-            if level == MQTT5_LEVEL:
-                writer.write(REFUSE_PROTOCOL)
-                writer.close()
+            if self.closing.is_set():  # a client reconnecting while the broker closes
+                writer.transport.abort()
                 return
-            await self.external_connected(
-                Replayed(head, reader), StreamWriterAdapter(writer), listener_name
-            )
+            self.connections.add(writer)
+            self.idle.clear()
+            try:
+                head, level = await _connect_head(reader)
+                if self.closing.is_set():
+                    return
+                if level == MQTT5_LEVEL:
+                    writer.write(REFUSE_PROTOCOL)
+                    writer.close()
+                    return
+                await self.external_connected(
+                    Replayed(head, reader), StreamWriterAdapter(writer), listener_name
+                )
+            finally:
+                self.connections.discard(writer)
+                if not self.connections:
+                    self.idle.set()
+
+        def cut_off(self) -> None:
+            """Drop every connection at once, without a word to its client."""
+            for connection in list(self.connections):
+                connection.transport.abort()
 
     return EmbeddedAmqtt
+
+
+CLOSE_GRACE: Final = 2.0
+"""Seconds the broker's shutdown may wait for its clients before it cuts them off."""
 
 
 class EmbeddedBroker:
@@ -182,8 +214,35 @@ class EmbeddedBroker:
         return cls(broker, host, port)
 
     async def close(self) -> None:
-        """Stop listening and let the clients go."""
-        await self._broker.shutdown()
+        """Stop listening and let the clients go, waiting for none of them (bounded).
+
+        amqtt's own shutdown closes each client's session and waits until it is over, and its
+        listener until every connection is gone (Python 3.12 and later): a client that stays
+        connected (a ``watch``, a relay), or one caught between its TCP connection and its
+        CONNECT, could keep it waiting for ever. What is still connected after
+        :data:`CLOSE_GRACE` seconds is cut off; a shutdown still not over after as long again is
+        abandoned.
+        """
+        broker = self._broker
+        broker.closing.set()
+        shutdown = asyncio.create_task(broker.shutdown(), name="embedded broker shutdown")
+        done, _ = await asyncio.wait({shutdown}, timeout=CLOSE_GRACE)
+        if not done:
+            log.debug("embedded broker: cutting off the clients still connected")
+        # Also after a shutdown that is over: on Python 3.11 it leaves a connection that never
+        # sent its CONNECT open, to be cancelled (with a traceback) when the event loop ends.
+        logging.getLogger("amqtt").setLevel(logging.CRITICAL)  # its words on each of them
+        broker.cut_off()
+        if not done:
+            done, _ = await asyncio.wait({shutdown}, timeout=CLOSE_GRACE)
+        with contextlib.suppress(TimeoutError):  # each connection's task sees its end
+            await asyncio.wait_for(broker.idle.wait(), CLOSE_GRACE)
+        if not done:
+            log.debug("embedded broker: shutdown abandoned")
+            shutdown.cancel()
+            await asyncio.wait({shutdown}, timeout=CLOSE_GRACE)
+            return
+        shutdown.result()
 
 
 async def serve(host: str, port: int, stop: asyncio.Event) -> int:

@@ -5,10 +5,12 @@ the staged irregularities before they happen, and SIGTERM ends it cleanly."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
 import signal
+import socket
 import sys
 from collections.abc import Sequence
 
@@ -113,6 +115,43 @@ async def test_chessbridge_watch_joins_the_demo_from_another_terminal() -> None:
         ply = 2 * int(number.rstrip(".")) - (0 if number.endswith("...") else 1)
         assert san == game[ply - 1], line  # the Opera Game's move, from wherever it joined
     assert "Traceback" not in text + rest
+
+
+async def test_the_demo_ends_with_its_game_while_clients_stay_connected() -> None:
+    """Clients of the embedded broker do not keep the demo from ending: a ``watch`` (which
+    reconnects when the broker drops it), an MQTT subscriber that never disconnects, and a
+    connection that never sends its CONNECT. amqtt's shutdown waits for its clients (on Python
+    3.12 and later for every connection still open; on 3.11 for a client's reader whose
+    cancellation was lost), so the demo cuts off those still there after a moment."""
+    proc = await demo("--speed", "20", "--port", "0")
+    watcher = None
+    try:
+        assert proc.stderr is not None
+        said = (await asyncio.wait_for(proc.stderr.readline(), 30)).decode()
+        found = re.search(r"mqtt://127\.0\.0\.1:(\d+)", said)
+        assert found, said
+        port = int(found.group(1))
+        watcher = await chessbridge("watch", "--plain", "--broker", found.group(0))
+        with (
+            socket.create_connection(("127.0.0.1", port), timeout=10),  # never says CONNECT
+            contextlib.suppress(aiomqtt.MqttError),  # the broker is gone when the client leaves
+        ):
+            async with aiomqtt.Client("127.0.0.1", port) as client:
+                await client.subscribe("chessbridge/1/#", qos=1)
+                text = await finish(proc)  # the game is played to its end; the demo exits
+    finally:
+        for process in (proc, watcher):
+            if process is not None and process.returncode is None:
+                process.send_signal(signal.SIGTERM)
+                await asyncio.wait_for(process.wait(), 30)
+    assert proc.returncode == 0, text
+    assert "game over, 1-0" in text
+    assert "Traceback" not in text
+    assert watcher is not None
+    # The watch was still connected (or reconnecting) when the demo ended: it ends only now.
+    rest = await finish(watcher)
+    assert watcher.returncode == 0, rest
+    assert "demo move 17. Rd8#" in rest
 
 
 @pytest.mark.mosquitto
