@@ -303,8 +303,9 @@ def _parser() -> argparse.ArgumentParser:
         "install",
         help="set up this Pi's service for a table (as root)",
         description="Create the system user, the table's config and credentials file, its state "
-        "directory and a udev name for a USB board, install the systemd unit, then enable and "
-        "start chessbridge@TABLE. Running it again changes only what differs.",
+        "directory, a udev name for a USB board or, for a Bluetooth LE board, a drop-in giving "
+        "the service group bluetooth, install the systemd unit, then enable and start "
+        "chessbridge@TABLE. Running it again changes only what differs.",
     )
     uninstall = sub.add_parser(
         "uninstall",

@@ -8,8 +8,9 @@ there is left out, so running either command twice changes nothing the second ti
 Per table ``t042`` the install writes ``/etc/chessbridge/t042.env`` (the board URI, read by
 systemd as root), ``/etc/chessbridge/t042.toml`` (the broker URL and this table's credentials,
 readable only by the service user), a udev rule naming a USB board ``/dev/chessbridge-t042``,
-the state directory ``/var/lib/chessbridge/t042``; once per Pi the system user ``chessbridge``
-and the unit ``chessbridge@.service``; then it enables and starts ``chessbridge@t042``.
+for a Bluetooth LE board a drop-in giving the service group ``bluetooth`` (BlueZ's), the state
+directory ``/var/lib/chessbridge/t042``; once per Pi the system user ``chessbridge`` and the unit
+``chessbridge@.service``; then it enables and starts ``chessbridge@t042``.
 """
 
 from __future__ import annotations
@@ -20,13 +21,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
-from drivers import BoardUri
+from drivers import FAMILIES, BoardUri
 
 USER: Final = "chessbridge"
 UNIT_PATH: Final = "/etc/systemd/system/chessbridge@.service"
 CONFIG_DIR: Final = "/etc/chessbridge"
 STATE_ROOT: Final = "/var/lib/chessbridge"
 UDEV_DIR: Final = "/etc/udev/rules.d"
+UNIT_DIR: Final = "/etc/systemd/system"
+BLUETOOTH_GROUP: Final = "bluetooth"
+"""The group whose members BlueZ lets use Bluetooth over D-Bus (Debian's bluez package)."""
 PACKAGED_EXEC: Final = "/usr/local/bin/chessbridge"
 """The command the packaged unit names; replaced by the one actually installed."""
 
@@ -83,6 +87,8 @@ class Observed:
     """The board's USB identity, when it is a USB serial device."""
     tables: frozenset[str] = frozenset()
     """Tables installed now (an ``.env`` file in the config directory)."""
+    groups: frozenset[str] = frozenset()
+    """The system's groups (``/etc/group``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +96,7 @@ class Step:
     """One thing done to the system."""
 
     action: str
-    """``run``, ``mkdir``, ``write``, ``remove``, ``rmtree``, ``keep``."""
+    """``run``, ``mkdir``, ``write``, ``remove``, ``rmdir`` (if empty), ``rmtree``, ``keep``."""
     target: str
     """The path, or the command line for ``run``."""
     argv: tuple[str, ...] = ()
@@ -129,6 +135,36 @@ def udev_path(table: str) -> str:
 
 def state_path(table: str) -> str:
     return f"{STATE_ROOT}/{table}"
+
+
+def dropin_dir(table: str) -> str:
+    return f"{UNIT_DIR}/chessbridge@{table}.service.d"
+
+
+def dropin_path(table: str) -> str:
+    """The table's own addition to the unit: group ``bluetooth`` for a Bluetooth LE board."""
+    return f"{dropin_dir(table)}/bluetooth.conf"
+
+
+def bluetooth_le(board: BoardUri) -> bool:
+    """Whether the board is reached over Bluetooth LE (through BlueZ)."""
+    family = FAMILIES.get(board.scheme)
+    return family is not None and family.bluetooth_le
+
+
+def check_groups(board: BoardUri, groups: frozenset[str]) -> None:
+    """A Bluetooth LE board's service needs group ``bluetooth``, which BlueZ's package creates.
+
+    Raises:
+        ValueError: the board is a Bluetooth LE one and the group does not exist (a unit naming
+            a missing group would not start).
+    """
+    if bluetooth_le(board) and BLUETOOTH_GROUP not in groups:
+        raise ValueError(
+            f"the {board.scheme} board is a Bluetooth LE one and this system has no group "
+            f"{BLUETOOTH_GROUP!r}, which its service needs: install BlueZ (sudo apt install "
+            "bluez) and run this again"
+        )
 
 
 def check_table(table: str) -> str:
@@ -204,6 +240,8 @@ def install_steps(request: InstallRequest, unit: str, observed: Observed) -> lis
     ]
     if observed.usb is not None:
         wanted.append((udev_path(table), udev_rule(table, observed.usb), 0o644, "root", False))
+    if bluetooth_le(request.board):
+        wanted.append((dropin_path(table), bluetooth_dropin(request), 0o644, "root", False))
     changed: set[str] = set()
     for path, content, mode, owner, secret in wanted:
         if observed.files.get(path) != content:
@@ -214,6 +252,10 @@ def install_steps(request: InstallRequest, unit: str, observed: Observed) -> lis
             step = Step("write", path, content=content, mode=mode, owner=owner, secret=secret)
             steps.append(dataclasses.replace(step, summary=summary))
             changed.add(path)
+    if not bluetooth_le(request.board) and observed.files.get(dropin_path(table)) is not None:
+        # The table had a Bluetooth LE board: its service needs the group no more.
+        steps += [Step("remove", dropin_path(table)), Step("rmdir", dropin_dir(table))]
+        changed.add(dropin_path(table))
     steps += _commands_after(table, changed, observed)
     return steps
 
@@ -225,7 +267,7 @@ def _commands_after(table: str, changed: set[str], observed: Observed) -> list[S
             _run("udevadm", "control", "--reload"),
             _run("udevadm", "trigger", "--subsystem-match=tty", "--action=add"),
         ]
-    if UNIT_PATH in changed:
+    if UNIT_PATH in changed or dropin_path(table) in changed:
         steps.append(_run("systemctl", "daemon-reload"))
     service = f"chessbridge@{table}"
     if changed and table in observed.tables:
@@ -245,13 +287,18 @@ def uninstall_steps(table: str, observed: Observed, *, purge: bool) -> list[Step
     service = f"chessbridge@{table}"
     if observed.files.get(env_path(table)) is not None:
         steps.append(_run("systemctl", "disable", "--now", service))
-    owned = (env_path(table), config_path(table), udev_path(table))
+    owned = (env_path(table), config_path(table), udev_path(table), dropin_path(table))
     steps += [Step("remove", p) for p in owned if observed.files.get(p) is not None]
+    dropin = observed.files.get(dropin_path(table)) is not None
+    if dropin:
+        steps.append(Step("rmdir", dropin_dir(table)))
     if observed.files.get(udev_path(table)) is not None:
         steps.append(_run("udevadm", "control", "--reload"))
     last = not (observed.tables - {table})
     if last and observed.files.get(UNIT_PATH) is not None:
         steps += [Step("remove", UNIT_PATH), _run("systemctl", "daemon-reload")]
+    elif dropin:
+        steps.append(_run("systemctl", "daemon-reload"))
     state = state_path(table)
     if state in observed.dirs:
         steps.append(Step("rmtree", state) if purge else Step("keep", state))
@@ -302,6 +349,22 @@ def table_config(request: InstallRequest, existing: str | None = None) -> str:
     if not found:
         out += ["", "[broker]", *managed]
     return "\n".join(out) + "\n"
+
+
+def bluetooth_dropin(request: InstallRequest) -> str:
+    """The drop-in adding group ``bluetooth`` to the table's service (to ``dialout``, the unit's).
+
+    In a drop-in of this table's instance, not in the shared unit: a Pi without BlueZ has no
+    such group, and a unit naming a missing group does not start.
+    """
+    return (
+        f"# chessbridge table {request.table}: a Bluetooth LE board ({request.board.scheme}:), "
+        "reached through BlueZ, which\n"
+        f"# lets the members of group {BLUETOOTH_GROUP} use it over D-Bus. "
+        "Written by `chessbridge install`.\n"
+        "[Service]\n"
+        f"SupplementaryGroups={BLUETOOTH_GROUP}\n"
+    )
 
 
 def udev_rule(table: str, usb: UsbIds) -> str:

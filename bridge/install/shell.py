@@ -47,6 +47,7 @@ def install(args: argparse.Namespace) -> int:
                 "path (ls /dev/ttyACM* /dev/serial/by-id/)"
             )
         parse_broker_url(args.broker)
+        plan.check_groups(board, _groups(root))
         command = _command()
         if root == Path("/"):
             plan.check_command(command)
@@ -66,6 +67,8 @@ def install(args: argparse.Namespace) -> int:
     observed = _observe(root, table, usb)
     steps = plan.install_steps(request, _packaged_unit(), observed)
     named = f", named /dev/chessbridge-{table} by udev" if usb is not None else ""
+    if plan.bluetooth_le(board):
+        named += f" (Bluetooth LE: the service gets group {plan.BLUETOOTH_GROUP})"
     print(f"{_PROG} install: table {table}, board {board}{named}, broker {args.broker}")
     return _carry_out(steps, root, dry_run=args.dry_run)
 
@@ -129,6 +132,7 @@ def _observe(root: Path, table: str, usb: UsbIds | None) -> Observed:
         plan.env_path(table),
         plan.config_path(table),
         plan.udev_path(table),
+        plan.dropin_path(table),
     ]
     files = {path: _read(_under(root, path)) for path in paths}
     dirs = frozenset(
@@ -140,7 +144,14 @@ def _observe(root: Path, table: str, usb: UsbIds | None) -> Observed:
     tables = (
         frozenset(p.stem for p in config_dir.glob("*.env")) if config_dir.is_dir() else frozenset()
     )
-    return Observed(user_exists=_user_exists(root), files=files, dirs=dirs, usb=usb, tables=tables)
+    return Observed(
+        user_exists=_user_exists(root),
+        files=files,
+        dirs=dirs,
+        usb=usb,
+        tables=tables,
+        groups=_groups(root),
+    )
 
 
 def _read(path: Path) -> str | None:
@@ -153,6 +164,11 @@ def _read(path: Path) -> str | None:
 def _user_exists(root: Path) -> bool:
     passwd = _read(_under(root, "/etc/passwd")) or ""
     return any(line.split(":", 1)[0] == plan.USER for line in passwd.splitlines())
+
+
+def _groups(root: Path) -> frozenset[str]:
+    group = _read(_under(root, "/etc/group")) or ""
+    return frozenset(line.split(":", 1)[0] for line in group.splitlines() if line.strip())
 
 
 def _usb_ids(root: Path, device: str) -> UsbIds | None:
@@ -224,6 +240,9 @@ def _do(step: Step, root: Path, live: bool) -> None:
         case "remove":
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
+        case "rmdir":
+            with contextlib.suppress(OSError):  # absent, or holding a drop-in of one's own
+                path.rmdir()
         case "rmtree":
             shutil.rmtree(path, ignore_errors=True)
         case "keep":

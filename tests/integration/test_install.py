@@ -8,6 +8,7 @@ systemd to run them against.
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -293,3 +294,182 @@ def test_a_username_without_a_password_on_no_terminal_is_refused(tmp_path: Path)
     assert done.returncode == 2
     assert "no password for 't042': set CHESSBRIDGE_MQTT_PASSWORD" in done.stderr
     assert files(tmp_path) == {}
+
+
+BLE_BOARD = "chessnut:EC:1B:00:11:22:33"
+DROP_IN = "/etc/systemd/system/chessbridge@t042.service.d/bluetooth.conf"
+NO_PASSWORD = {k: v for k, v in ENV.items() if k != "CHESSBRIDGE_MQTT_PASSWORD"}
+
+
+def with_groups(root: Path, *groups: str) -> None:
+    """The folder's ``/etc/group``, holding ``groups``."""
+    (root / "etc").mkdir(parents=True, exist_ok=True)
+    lines = ["root:x:0:", "dialout:x:20:", *(f"{g}:x:{100 + i}:" for i, g in enumerate(groups))]
+    (root / "etc/group").write_text("\n".join(lines) + "\n")
+
+
+def install_board(root: Path, board: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    return chessbridge(
+        "install",
+        "--root",
+        str(root),
+        "--table",
+        "t042",
+        "--board",
+        board,
+        "--broker",
+        "mqtt://broker.lan",
+        *extra,
+        env=NO_PASSWORD,
+    )
+
+
+@pytest.mark.parametrize("board", [BLE_BOARD, "pegasus:DGT_PEGASUS_1234", "millennium-ble:MILL"])
+def test_a_bluetooth_le_board_gets_group_bluetooth_from_a_drop_in(
+    tmp_path: Path, board: str
+) -> None:
+    with_groups(tmp_path, "bluetooth")
+    before = files(tmp_path)
+    dry = install_board(tmp_path, board, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "(Bluetooth LE: the service gets group bluetooth)" in dry.stdout.splitlines()[0]
+    assert f"write   {DROP_IN} (mode 0644, owner root)" in steps(dry.stdout)
+    assert "SupplementaryGroups=bluetooth" in [line.strip() for line in dry.stdout.splitlines()]
+    assert [s for s in steps(dry.stdout) if s.startswith("run")] == [
+        COMMANDS_OF_A_FIRST_INSTALL[0],  # useradd
+        "run     systemctl daemon-reload",
+        "run     systemctl enable --now chessbridge@t042",
+    ]
+    assert files(tmp_path) == before
+
+    done = install_board(tmp_path, board)
+    assert done.returncode == 0, done.stderr
+    assert files(tmp_path)[DROP_IN] == 0o644
+    drop_in = (tmp_path / DROP_IN.lstrip("/")).read_text()
+    assert drop_in.endswith("\n[Service]\nSupplementaryGroups=bluetooth\n"), drop_in
+    assert (tmp_path / "etc/chessbridge/t042.env").read_text() == f"CHESSBRIDGE_BOARD={board}\n"
+    unit = (tmp_path / "etc/systemd/system/chessbridge@.service").read_text()
+    assert "\nSupplementaryGroups=dialout\n" in unit  # the shared unit names no bluetooth group
+    assert not (tmp_path / "etc/udev").exists()
+
+
+def test_a_table_that_leaves_bluetooth_le_loses_its_drop_in(tmp_path: Path) -> None:
+    with_groups(tmp_path, "bluetooth")
+    assert install_board(tmp_path, BLE_BOARD).returncode == 0
+    (tmp_path / "dev").mkdir()
+    (tmp_path / "dev/rfcomm0").touch()
+    moved = install_board(tmp_path, "dgt:/dev/rfcomm0")
+    assert moved.returncode == 0, moved.stderr
+    assert [s.split(" (")[0] for s in steps(moved.stdout)] == [
+        COMMANDS_OF_A_FIRST_INSTALL[0],
+        "write   /etc/chessbridge/t042.env",
+        f"remove  {DROP_IN}",
+        "rmdir   /etc/systemd/system/chessbridge@t042.service.d",
+        "run     systemctl daemon-reload",
+        "run     systemctl enable chessbridge@t042",
+        "run     systemctl restart chessbridge@t042",
+    ]
+    assert not (tmp_path / "etc/systemd/system/chessbridge@t042.service.d").exists()
+
+
+def test_uninstall_removes_the_drop_in_of_a_bluetooth_le_table(tmp_path: Path) -> None:
+    with_groups(tmp_path, "bluetooth")
+    assert install_board(tmp_path, BLE_BOARD).returncode == 0
+    (tmp_path / "etc/chessbridge/t043.env").write_text("CHESSBRIDGE_BOARD=dgt:/dev/x\n")
+    gone = chessbridge("uninstall", "--root", str(tmp_path), "--table", "t042")
+    assert gone.returncode == 0, gone.stderr
+    assert [s.split(" (")[0] for s in steps(gone.stdout)] == [
+        "run     systemctl disable --now chessbridge@t042",
+        "remove  /etc/chessbridge/t042.env",
+        "remove  /etc/chessbridge/t042.toml",
+        f"remove  {DROP_IN}",
+        "rmdir   /etc/systemd/system/chessbridge@t042.service.d",
+        "run     systemctl daemon-reload",  # the unit stays for t043, the drop-in went
+        "keep    /var/lib/chessbridge/t042",
+    ]
+    assert not (tmp_path / "etc/systemd/system/chessbridge@t042.service.d").exists()
+    assert (tmp_path / "etc/systemd/system/chessbridge@.service").exists()
+
+
+def test_a_bluetooth_le_board_without_the_bluetooth_group_is_refused(tmp_path: Path) -> None:
+    with_groups(tmp_path)  # no BlueZ: no group bluetooth
+    before = files(tmp_path)
+    done = install_board(tmp_path, BLE_BOARD)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "has no group 'bluetooth'" in done.stderr
+    assert "sudo apt install bluez" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert files(tmp_path) == before
+
+
+def test_uninstall_dry_run_lists_the_steps_and_changes_nothing(tmp_path: Path) -> None:
+    usb_board(tmp_path)
+    assert install(tmp_path).returncode == 0
+    before = files(tmp_path)
+    dry = chessbridge("uninstall", "--root", str(tmp_path), "--table", "t042", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert [s.split(" (")[0] for s in steps(dry.stdout)] == [
+        "run     systemctl disable --now chessbridge@t042",
+        "remove  /etc/chessbridge/t042.env",
+        "remove  /etc/chessbridge/t042.toml",
+        "remove  /etc/udev/rules.d/99-chessbridge-t042.rules",
+        "run     udevadm control --reload",
+        "remove  /etc/systemd/system/chessbridge@.service",
+        "run     systemctl daemon-reload",
+        "keep    /var/lib/chessbridge/t042",
+    ]
+    assert "dry run: nothing was changed" in dry.stdout
+    assert files(tmp_path) == before
+
+
+@pytest.mark.parametrize("table", ["t/42", "", "../etc"])
+def test_uninstall_with_a_bad_table_id_is_one_line_and_exit_2(tmp_path: Path, table: str) -> None:
+    usb_board(tmp_path)
+    assert install(tmp_path).returncode == 0
+    before = files(tmp_path)
+    done = chessbridge("uninstall", "--root", str(tmp_path), "--table", table)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"table id {table!r} must be 1 to 64 letters" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert files(tmp_path) == before
+
+
+def not_root(*args: str) -> list[str]:
+    """``chessbridge ARGS`` as a user who is not root: in a user namespace of its own when the
+    tests run as root (its files stay reachable, but the command sees uid 65534)."""
+    command = [sys.executable, "-m", "bridge", *args]
+    if os.geteuid() != 0:
+        return command
+    unshare = shutil.which("unshare")
+    assert unshare is not None, "unshare (util-linux) is needed to run a command as non-root"
+    return [unshare, "--user", "--map-user=65534", "--map-group=65534", *command]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["install", "--board", "dgt:/dev/ttyACM0", "--broker", "mqtt://broker.lan"],
+        ["uninstall"],
+    ],
+)
+def test_the_commands_refuse_to_change_this_system_unless_root(args: list[str]) -> None:
+    """No ``--root`` and no ``--dry-run``: this machine's own ``/``. Not root: one line, exit 2,
+    before anything is looked at or written."""
+    table = "t-not-root-check"
+    command, rest = args[0], args[1:]
+    done = subprocess.run(
+        not_root(command, "--table", table, *rest),
+        capture_output=True,
+        text=True,
+        env=ENV,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip() == (
+        "chessbridge: must run as root: sudo chessbridge ... (add --dry-run to see the steps)"
+    )
+    assert done.stdout == ""
+    assert not Path(f"/etc/chessbridge/{table}.env").exists()
+    assert not Path(f"/var/lib/chessbridge/{table}").exists()

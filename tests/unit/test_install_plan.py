@@ -146,3 +146,23 @@ def test_a_reinstall_rewrites_only_the_broker_url_and_credentials() -> None:
     assert "password" not in without_credentials
     assert "ca_file" in without_credentials
     assert "dwell = 0.5  # slow sliders at this venue" in without_credentials
+
+
+@pytest.mark.parametrize("scheme", ["chessnut", "pegasus", "millennium-ble"])
+def test_a_bluetooth_le_board_needs_the_bluetooth_group(scheme: str) -> None:
+    board = BoardUri(scheme, "AA:BB:CC:DD:EE:FF")
+    with pytest.raises(ValueError, match="install BlueZ"):
+        plan.check_groups(board, frozenset({"dialout"}))
+    plan.check_groups(board, frozenset({"dialout", "bluetooth"}))
+    steps = plan.install_steps(request(board=board), UNIT, Observed(user_exists=True))
+    drop_in = next(s for s in steps if s.target == plan.dropin_path("t042"))
+    assert drop_in.content is not None
+    assert drop_in.content.endswith("[Service]\nSupplementaryGroups=bluetooth\n")
+
+
+@pytest.mark.parametrize("scheme", ["dgt", "millennium", "certabo"])
+def test_a_serial_board_needs_no_bluetooth_group_nor_drop_in(scheme: str) -> None:
+    board = BoardUri(scheme, "/dev/ttyUSB0")
+    plan.check_groups(board, frozenset())
+    steps = plan.install_steps(request(board=board), UNIT, Observed(user_exists=True))
+    assert not any(".service.d" in step.target for step in steps)
