@@ -67,6 +67,11 @@ class EmulatedBoard(Protocol):
 class SettableClock(Protocol):
     """An emulated board with a clock whose times a person can set (the DGT 3000 behind a DGT)."""
 
+    @property
+    def has_clock(self) -> bool:
+        """Whether the clock is there (``False``: built without one, ``clock=False``)."""
+        ...
+
     def set_clock(
         self, left: int, right: int, *, running: str | None = None, increment: int = 0
     ) -> None:
@@ -85,6 +90,11 @@ class Switchable(Protocol):
     async def power_on(self) -> None:
         """Switch it on again: it advertises and can be connected to."""
         ...
+
+
+def has_clock(board: EmulatedBoard) -> bool:
+    """Whether a clock stands behind ``board``, so that a press does something."""
+    return isinstance(board, SettableClock) and board.has_clock
 
 
 def emulated_families() -> list[str]:

@@ -28,7 +28,13 @@ import chess.pgn
 from bridge.demo.game import WHITE_SIDE, make, press_side
 from drivers import FAMILIES
 from drivers.choreography import Lift, Step, Style, steps
-from drivers.emulation import EmulatedBoard, SettableClock, Switchable, create_emulator
+from drivers.emulation import (
+    EmulatedBoard,
+    SettableClock,
+    Switchable,
+    create_emulator,
+    has_clock,
+)
 
 HELP: Final = """\
 commands, one per line:
@@ -36,7 +42,7 @@ commands, one per line:
                           victim-first, victim-after-lift, promote-via-pawn. No clock press.
   press [white|black|left|right]
                           press the clock (default: the player who just moved; White's
-                          button is on the right)
+                          button is on the right); a board without a clock says so
   lift e2                 take the piece off e2; it stays in the hand
   place e4 [P]            put a piece on e4 (default: the last one lifted); FEN letters
   knock [e4]              knock over the pieces on and around e4 (default: the last move's square)
@@ -242,6 +248,11 @@ class Console:
     # -- the clock ------------------------------------------------------------------------
 
     async def _press(self, args: list[str]) -> str:
+        if not has_clock(self.board):
+            return (
+                f"the {self.board.scheme} board has no clock: nothing was pressed (its moves "
+                "complete when the piece is released)"
+            )
         if not args:
             mover = not self.game.turn
             side = press_side(mover)
@@ -259,7 +270,7 @@ class Console:
         return f"pressed the clock on the {side}: {who}"
 
     async def _clock(self, args: list[str]) -> str:
-        if not isinstance(self.board, SettableClock):
+        if not has_clock(self.board):
             raise ConsoleError(f"the {self.board.scheme} board has no clock the hands can set")
         if not 1 <= len(args) <= 2:
             raise ConsoleError("clock WHITE [BLACK], e.g. clock 5:00 or clock 1:30:00 1:29:12")
@@ -270,7 +281,7 @@ class Console:
 
     def set_clock(self, white: int, black: int) -> None:
         """Set the clock's times, paused (the next press starts it), if the board has one."""
-        if isinstance(self.board, SettableClock):
+        if isinstance(self.board, SettableClock) and self.board.has_clock:
             left, right = (black, white) if WHITE_SIDE == "right" else (white, black)
             self.board.set_clock(left, right)
 
@@ -510,8 +521,8 @@ async def emulate(
             print(
                 f"chessbridge: emulated {scheme} board {uri}. To play it: an MQTT broker on "
                 "localhost:1883 (chessbridge broker, or Mosquitto), then in two more terminals "
-                f"{how} and chessbridge watch; type moves here (e2e4, then press for the clock; "
-                "help lists every command). quit or Ctrl-C stops.",
+                f"{how} and chessbridge watch; type moves here ({_first_move(board)}; help "
+                "lists every command). quit or Ctrl-C stops.",
                 file=sys.stderr,
                 flush=True,
             )
@@ -600,6 +611,12 @@ def _base_time(time_control: str) -> int | None:
 def _described(step: Step) -> str:
     square = chess.square_name(step.square)
     return f"lift {square}" if isinstance(step, Lift) else f"place {square} {step.piece.symbol()}"
+
+
+def _first_move(board: EmulatedBoard) -> str:
+    if has_clock(board):
+        return "e2e4, then press for the clock"
+    return f"e2e4: the {board.scheme} board has no clock, a move completes on release"
 
 
 def _colour(color: chess.Color) -> str:

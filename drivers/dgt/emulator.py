@@ -471,6 +471,11 @@ class DgtEmulator(PtyBoard):
             self._tick()
         await asyncio.sleep(0)
 
+    @property
+    def has_clock(self) -> bool:
+        """Whether a clock is connected (``clock=False``: none)."""
+        return self._clock is not None
+
     def set_clock(
         self, left: int, right: int, *, running: str | None = None, increment: int = 0
     ) -> None:

@@ -86,6 +86,35 @@ async def test_press_defaults_to_the_player_who_just_moved() -> None:
         assert await hands.execute("press black") == "pressed the clock on the left: Black's"
 
 
+CLOCKLESS = ["millennium", "certabo", "chessnut", "pegasus", "millennium-ble"]
+"""The families whose boards have no clock behind them."""
+
+
+@pytest.mark.parametrize("scheme", CLOCKLESS)
+async def test_press_on_a_board_without_a_clock_says_it_has_none(scheme: str) -> None:
+    assert set(CLOCKLESS) == set(emulated_families()) - {"dgt"}
+    board = create_emulator(scheme)  # a press never reaches the board: it need not be served
+    hands = Console(board, out=io.StringIO())
+    reply = await hands.execute("press")
+    assert reply == (
+        f"the {scheme} board has no clock: nothing was pressed (its moves complete when the "
+        "piece is released)"
+    )
+    assert "pressed the clock" not in await hands.execute("press white")
+    with pytest.raises(ConsoleError, match=f"the {scheme} board has no clock the hands can set"):
+        await hands.execute("clock 5:00")
+
+
+async def test_a_dgt_board_without_its_clock_has_none_to_press_or_set() -> None:
+    async with DgtEmulator(clock=False) as emu:
+        hands = Console(emu, speed=50, out=io.StringIO())
+        hands.set_clock(300, 300)  # as the command does at start: nothing to set, no error
+        assert (await hands.execute("press")).startswith("the dgt board has no clock")
+        with pytest.raises(ConsoleError, match="has no clock the hands can set"):
+            await hands.execute("clock 5:00")
+        assert emu.clock_times is None
+
+
 async def test_knock_restore_reset_and_a_fen_set_the_pieces() -> None:
     async with console() as (hands, emu):
         await hands.execute("e2e4")
@@ -175,6 +204,28 @@ async def test_the_command_refuses_an_unknown_family_in_one_line() -> None:
     _, err = await asyncio.wait_for(proc.communicate(), 30)
     assert proc.returncode == 2
     assert "invalid choice: 'nosuch'" in err.decode()
+
+
+@pytest.mark.parametrize(("family", "extra"), [("dgt", ["--no-clock"]), ("certabo", [])])
+async def test_the_command_says_a_board_without_a_clock_has_none(
+    family: str, extra: list[str]
+) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bridge",
+        "emulate",
+        family,
+        *extra,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(b"press\nquit\n"), 30)
+    assert proc.returncode == 0, err.decode()
+    assert f"the {family} board has no clock: nothing was pressed" in out.decode()
+    assert f"the {family} board has no clock, a move completes on release" in err.decode()
+    assert "Traceback" not in err.decode()
 
 
 # --- emulate + run: a person plays by typing -----------------------------------------------
