@@ -232,18 +232,20 @@ async def test_the_command_says_a_board_without_a_clock_has_none(
 
 
 @contextlib.asynccontextmanager
-async def emulate(*args: str) -> AsyncIterator[tuple[asyncio.subprocess.Process, str]]:
-    """``chessbridge emulate dgt ARGS`` with a pipe for stdin; yields it and the board URI."""
+async def emulate(
+    *args: str, family: str = "dgt"
+) -> AsyncIterator[tuple[asyncio.subprocess.Process, str]]:
+    """``chessbridge emulate FAMILY ARGS`` with a pipe for stdin; yields it and the board URI."""
     proc = await chessbridge(
         "emulate",
-        "dgt",
+        family,
         *args,
         stdin=asyncio.subprocess.PIPE,
     )
     try:
         assert proc.stdout is not None
         address = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode().strip()
-        yield proc, f"dgt:{address}"
+        yield proc, f"{family}:{address}"
     finally:
         if proc.returncode is None:
             proc.send_signal(signal.SIGTERM)
@@ -284,6 +286,33 @@ async def test_moves_typed_into_emulate_are_published_by_run(
     moves = [p["data"] for p in payloads_on(sub, "event/move")]
     assert [(m["ply"], m["san"]) for m in moves] == [(1, "e4"), (2, "Nf6")]
     assert presses(sub)[-2:] == ["white", "black"]
+
+
+@pytest.mark.mosquitto
+@pytest.mark.parametrize("family", ["millennium", "certabo"])
+async def test_moves_typed_into_a_millennium_or_certabo_board_are_published_by_run(
+    family: str, mosquitto: Mosquitto, mqtt_subscribe: Subscribe, table_id: str, tmp_path: Path
+) -> None:
+    """The other serial families, played by typing as a DGT board is: no clock, so each move
+    completes when its last piece is released. A Certabo board reads the whole board about once
+    a second (and learns its pieces' tags from the start position): a person's pace, a moment
+    between moves."""
+    async with (
+        mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/#") as sub,
+        emulate(family=family) as (board, uri),
+        daemon(uri, table_id, mosquitto.url, tmp_path / "state") as run,
+    ):
+        await sub.wait_for(lambda _: state_is(sub, "board", "connected"), within=30)
+        await type_lines(board, "wait 3", "e2e4", "wait 3", "e7e5", "wait 3", "Nf3", "wait 3")
+        await type_lines(board, "lift b8", "wait 0.5", "place c6")  # a move piece by piece
+        await sub.wait_for(lambda _: len(payloads_on(sub, "event/move")) >= 4, within=60)
+        await type_lines(board, "quit")
+        assert await asyncio.wait_for(board.wait(), 30) == 0
+        assert run.returncode is None
+    moves = [p["data"] for p in payloads_on(sub, "event/move")]
+    assert [(m["ply"], m["san"]) for m in moves] == [(1, "e4"), (2, "e5"), (3, "Nf3"), (4, "Nc6")]
+    assert {m["completed_by"] for m in moves} == {"release"}
+    assert payloads_on(sub, "board")[-1]["data"]["driver"] == family
 
 
 @pytest.mark.mosquitto
