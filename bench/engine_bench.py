@@ -347,13 +347,15 @@ def _collect(facts: Iterable[object], recorded: list[chess.Move]) -> bool:
 
 Compare = Literal["fen", "bitboards", "squares", "occupancy"]
 """How the matcher compares a position with the board: FEN placements (as open-source bridges
-for boards that know the pieces do: picochess and python-mchess compare the board's FEN with
-each legal successor's, the first match wins), bitboards (the quickest compare python-chess
-allows); on an occupancy-only board, the occupied squares: ``squares`` as the open-source bridge
-for such a board (chessnut-bridge) does - every legal successor's occupied squares read off its
-pieces and compared with the board's, all of them tried, a move only if exactly one matches
-(the board cannot tell apart two captures that leave the same squares occupied) - or
-``occupancy``, the quickest compare (one integer, the first match wins)."""
+for boards that know the pieces do: picochess compares the board's FEN with each legal
+successor's, JohanSjoblom/picochess: dgt/board.py and picochess.py; python-mchess looks it up in
+a dictionary of the successors' FENs, domschl/python-mchess: mchess/chess_link.py; the first
+match wins), bitboards (the quickest compare python-chess allows); on an occupancy-only board,
+the occupied squares: ``squares`` as the open-source bridge for such a board does
+(NicholasBM/chessnut-bridge: src/bridge/sync/reconcile.py) - every legal successor's occupied
+squares read off its pieces and compared with the board's, all of them tried, a move only if
+exactly one matches (the board cannot tell apart two captures that leave the same squares
+occupied) - or ``occupancy``, the quickest compare (one integer, the first match wins)."""
 
 
 def run_matcher(games: Iterable[Game], compare: Compare, into: Run | None = None) -> Run:
