@@ -139,6 +139,9 @@ async def test_the_demo_ends_with_its_game_while_clients_stay_connected() -> Non
             async with aiomqtt.Client("127.0.0.1", port) as client:
                 await client.subscribe("chessbridge/1/#", qos=1)
                 text = await finish(proc)  # the game is played to its end; the demo exits
+                async with asyncio.timeout(30):  # and this client was dropped: read to its end
+                    async for _ in client.messages:
+                        pass
     finally:
         for process in (proc, watcher):
             if process is not None and process.returncode is None:
