@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import aiomqtt
+import pytest
 
 from bridge.views.shell import watch
 from bridge.wire import payloads
@@ -13,8 +14,14 @@ from tests.integration.test_watch import _Stream
 from tests.relay_feed import TableFeed
 
 
-async def test_watch_room_draws_the_room_on_a_terminal(mosquitto: Mosquitto) -> None:
+async def test_watch_room_draws_the_room_on_a_terminal(
+    mosquitto_private: Mosquitto, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``watch(room_view=True)`` on a terminal redraws the one-line-per-table screen."""
+    # A broker of its own (the shared one holds every other test's retained tables) and a
+    # terminal of a known size: the table's line keeps its players. Other layouts: unit tests.
+    mosquitto = mosquitto_private
+    monkeypatch.setenv("LINES", "40")
     feed = TableFeed("roomtest1", "roomtest1-20260501T140000Z")
     feed.assign(white="Anna", black="Bea", board=4)
     out, stop = _Stream(terminal=True), asyncio.Event()
