@@ -1120,6 +1120,18 @@ class Arbiter(Irregularities):
     def _on_clock(self, reading: ClockReading, now: float) -> list[Fact]:
         prev = self._clock
         self._clock = reading
+        if (
+            prev is not None
+            and reading.lever_high is prev.lever_high
+            and reading.running == prev.running
+            and reading.connected
+            and prev.connected
+            and reading.left_flag == prev.left_flag
+            and reading.right_flag == prev.right_flag
+            and self._knock_at is None
+            and self._white_side is not None
+        ):
+            return []  # the clock's message while a player thinks: only the times went on
         facts = self._knock_due(now) if self._knock_at is not None else []
         if not reading.connected:
             if prev is not None and prev.connected:
