@@ -495,7 +495,7 @@ class Arbiter(Irregularities):
         facts.append(self._touch(square, old, piece, now, at))
         if self.result is not None:
             return facts
-        facts.extend(self._evaluate(now, piece))
+        facts.extend(self._evaluate(now, piece, lifted=piece is None))
         if (
             self._kings_central
             or (old is not None and old.piece_type == chess.KING)
@@ -917,8 +917,14 @@ class Arbiter(Irregularities):
 
     # -- matching ---------------------------------------------------------------------------
 
-    def _evaluate(self, now: float, placed: chess.Piece | None = None) -> list[Fact]:
-        """Decide what the current physical board means; see the module docstring."""
+    def _evaluate(
+        self, now: float, placed: chess.Piece | None = None, *, lifted: bool = False
+    ) -> list[Fact]:
+        """Decide what the current physical board means; see the module docstring.
+
+        ``lifted``: the event was a lift. With only pieces in hand (every square that differs
+        from the game reads empty), nothing is asked: every move puts a piece down.
+        """
         self._candidate = None
         irregular = self._irregular
         if not self._diff:
@@ -929,6 +935,10 @@ class Arbiter(Irregularities):
             if irregular is not None and irregular.judged != tuple(self._physical):
                 self._irregular = None  # the position before the irregularity is back
             return []
+        if lifted and irregular is None and self._unexplained is None:
+            physical = self._physical
+            if all(physical[sq] is None for sq in self._diff):
+                return []
         revision = False
         move = positions.find_move(self.board, self._game, self._physical, self._diff)
         if move is None and irregular is not None and irregular.stood is not None:
@@ -1099,17 +1109,31 @@ class Arbiter(Irregularities):
         return raised
 
     def _watch_still(self) -> bool:
-        """A clockless board with an unexplained position: judge it when left still."""
+        """A clockless board with an unexplained position: judge it when left still.
+
+        Asked after every event (``next_deadline``): the cheap tests first, and the arrival of a
+        piece of the side to move (``judge.has_arrival``) written out.
+        """
+        if (
+            not self._diff
+            or self._candidate is not None
+            or self._irregular is not None
+            or self._still_reported
+            or self.result is not None
+        ):
+            return False
         clock = self._clock
-        return (
-            (clock is None or not clock.connected)
-            and bool(self._diff)
-            and self._candidate is None
-            and self._irregular is None
-            and not self._still_reported
-            and self.result is None
-            and judge.has_arrival(self._game, self._physical, self._diff, self.board.turn)
-        )
+        if clock is not None and clock.connected:
+            return False
+        turn = self.board.turn
+        game, physical = self._game, self._physical
+        for sq in self._diff:
+            placed = physical[sq]
+            if placed is not None and placed.color == turn:
+                was = game[sq]
+                if was is None or was.color != turn:
+                    return True
+        return False
 
     # -- the clock --------------------------------------------------------------------------
 
