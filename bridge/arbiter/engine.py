@@ -893,7 +893,11 @@ class Arbiter(Irregularities):
     def _watch_centre(self, now: float) -> None:
         """Both kings on the centre squares with nothing else in hand: at rest from now on?"""
         self._centre_at = None
-        self._kings_central = judge.kings_in_centre(self._physical) is not None
+        physical = self._physical
+        if sum(1 for sq in _CENTRE if _is_king(physical[sq])) < 2:
+            self._kings_central = False  # the usual case: a king moved, not to the centre
+            return
+        self._kings_central = judge.kings_in_centre(physical) is not None
         if self.result is not None or not self._kings_central:
             return
         kings = {
@@ -1230,6 +1234,9 @@ def _replay_san(board: chess.Board) -> list[str]:
 
 def _squares_of(move: chess.Move, board: chess.Board) -> set[chess.Square]:
     return {sq for sq, _ in positions.move_changes(board, move)} | {move.to_square}
+
+
+_CENTRE: Final = (chess.D4, chess.D5, chess.E4, chess.E5)
 
 
 def _is_king(piece: chess.Piece | None) -> bool:
