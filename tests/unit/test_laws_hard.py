@@ -792,6 +792,18 @@ def test_en_passant_with_the_victim_left_on_the_board(edition: str) -> None:
     assert alerts(facts) == []
 
 
+def e4_with_a_fall(
+    table: Table, fall: list[Step], interval: float, fallen_first: bool
+) -> list[Fact]:
+    """White plays e4 with ``fall`` (its steps ``interval`` apart) before or after, and presses."""
+    move: list[Step] = [Lift(chess.E2), Place(chess.E4, P("P"))]
+    if fallen_first:
+        facts = table.do(fall, interval=interval) + table.do(move)
+    else:
+        facts = table.do(move) + table.do(fall, interval=interval)
+    return facts + table.press(chess.WHITE)
+
+
 @BOTH
 @pytest.mark.parametrize("fallen_first", [True, False])
 @pytest.mark.parametrize(
@@ -806,13 +818,7 @@ def test_a_piece_fallen_where_it_cannot_go_is_displaced_not_a_second_move(
     edition: str, fallen_first: bool, origin: chess.Square, target: chess.Square, piece: str
 ) -> None:
     table = Table(rules_label=edition)
-    move: list[Step] = [Lift(chess.E2), Place(chess.E4, P("P"))]
-    fall: list[Step] = [Lift(origin), Place(target, P(piece))]
-    if fallen_first:
-        facts = table.do(fall, interval=0.3) + table.do(move)
-    else:
-        facts = table.do(move) + table.do(fall, interval=0.3)
-    facts += table.press(chess.WHITE)
+    facts = e4_with_a_fall(table, [Lift(origin), Place(target, P(piece))], 0.3, fallen_first)
     assert [m.san for m in moves(facts)] == ["e4"]
     [alert] = alerts(facts)
     assert (alert.kind, alert.color) == ("displaced_pieces", chess.WHITE)
@@ -833,13 +839,7 @@ def test_a_piece_that_lands_on_a_legal_square_within_one_scan_fell(
 ) -> None:
     # d2 read empty and d3 occupied 20 ms apart: no hand moves a pawn that fast.
     table = Table(rules_label=edition)
-    move: list[Step] = [Lift(chess.E2), Place(chess.E4, P("P"))]
-    fall: list[Step] = [Lift(chess.D2), Place(chess.D3, P("P"))]
-    if fallen_first:
-        facts = table.do(fall, interval=0.02) + table.do(move)
-    else:
-        facts = table.do(move) + table.do(fall, interval=0.02)
-    facts += table.press(chess.WHITE)
+    facts = e4_with_a_fall(table, [Lift(chess.D2), Place(chess.D3, P("P"))], 0.02, fallen_first)
     assert [m.san for m in moves(facts)] == ["e4"]
     assert kinds(facts) == ["displaced_pieces"]
     assert table.arbiter.illegal_counts[chess.WHITE] == 0
