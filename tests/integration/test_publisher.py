@@ -423,9 +423,15 @@ async def test_tls_files_need_mqtts(tmp_path: Path) -> None:
 
 
 async def test_a_jittered_first_connection_waits_and_a_stop_ends_the_wait(
-    mosquitto: Mosquitto, table_id: str, tmp_path: Path, mqtt_subscribe: Subscribe
+    mosquitto: Mosquitto,
+    table_id: str,
+    tmp_path: Path,
+    mqtt_subscribe: Subscribe,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """connect_jitter spreads the first connection; stopping meanwhile never connects."""
+    # The wait drawn is the longest (a draw near 0 would connect within the test's 0.1 s).
+    monkeypatch.setattr("bridge.mqtt.publisher.random.uniform", lambda low, high: high)
     async with mqtt_subscribe(mosquitto, _topic(table_id, "#")) as seen:
         with Outbox(tmp_path / "waiting") as outbox:
             waiting = Publisher(
