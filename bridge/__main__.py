@@ -422,7 +422,23 @@ def _stop_on_signals() -> asyncio.Event:
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
+    with contextlib.suppress(NotImplementedError, AttributeError):
+        loop.add_signal_handler(signal.SIGUSR1, _say_what_waits)
     return stop
+
+
+def _say_what_waits() -> None:
+    """SIGUSR1: log every task of the event loop and where it waits (a daemon that hangs)."""
+    tasks = asyncio.all_tasks()
+    log = logging.getLogger("chessbridge")
+    log.warning("SIGUSR1: %d tasks", len(tasks))
+    for task in sorted(tasks, key=lambda t: t.get_name()):
+        frames = task.get_stack()
+        where = " <- ".join(
+            f"{f.f_code.co_name} ({Path(f.f_code.co_filename).name}:{f.f_lineno})"
+            for f in reversed(frames)
+        )
+        log.warning("task %s: %s", task.get_name(), where or "(not started or done)")
 
 
 def _default_state_dir(table: str) -> Path:

@@ -39,6 +39,7 @@ from tests.conftest import (
     Subscribe,
     Subscription,
 )
+from tests.emulated import until
 from tests.integration.test_end_to_end import run_argv
 
 pytestmark = [pytest.mark.pty, pytest.mark.mosquitto]
@@ -100,6 +101,10 @@ class Daemon:
             proc.send_signal(signal.SIGTERM)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(proc.wait(), WAIT)
+            if proc.returncode is None:
+                proc.send_signal(signal.SIGUSR1)  # its tasks and where they wait, into its log
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(proc.wait(), 1.0)
             if proc.returncode is None:
                 proc.kill()
                 await proc.wait()
@@ -908,3 +913,19 @@ async def test_a_second_daemon_for_the_same_table_refuses_to_run(
     assert retained["status"]["state"] == "online"
     assert retained["claim"]["instance"] == first_instance
     assert_whole_game(sub.messages, plies=8)
+
+
+async def test_sigusr1_says_where_each_task_of_the_daemon_waits(
+    mosquitto: Mosquitto, mqtt_subscribe: Subscribe, table_id: str, tmp_path: Path
+) -> None:
+    """A daemon that seems to hang is asked with SIGUSR1: its log names every task of its event
+    loop and where it waits, and it goes on running."""
+    async with playing(mosquitto, mqtt_subscribe, table_id, tmp_path) as (_, _, table):
+        assert table.proc is not None
+        table.proc.send_signal(signal.SIGUSR1)
+        await until(lambda: "task publisher:" in table.log() and "task board:" in table.log())
+        assert table.alive
+        assert await table.stop() == 0
+    log = table.log()
+    assert "SIGUSR1:" in log
+    assert "run (supervisor.py:" in log  # the board task, in the supervisor's run loop
