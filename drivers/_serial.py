@@ -27,6 +27,10 @@ Feed = Callable[[bytes, float], None]
 """Takes the bytes read and the loop time they arrived at."""
 
 
+CLOSE_WAIT: Final = 2.0
+"""Seconds a closing port may take to write what it still holds (``SerialPort.close``)."""
+
+
 class SerialPort:
     """One open serial port to a board (or a pseudo-terminal standing in for one)."""
 
@@ -134,12 +138,21 @@ class SerialPort:
             await self.close()
 
     async def close(self) -> None:
-        """Close the port (idempotent)."""
+        """Close the port (idempotent), within ``CLOSE_WAIT`` seconds.
+
+        A transport closes once what it still has to write is written; a board (or a pty) that
+        no longer reads would keep it open for ever - and the task closing it with it, a daemon
+        that never stops: past the wait, the port is dropped with what it had left to write.
+        """
         writer, self._writer = self._writer, None
         if writer is not None:
             writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
+            try:
+                await asyncio.wait_for(writer.wait_closed(), CLOSE_WAIT)
+            except TimeoutError:
+                writer.transport.abort()
+            except Exception:  # noqa: BLE001  # closing: whatever the port says, it is closed
+                pass
 
     async def _ping(self, command: bytes, every: float) -> None:
         while True:

@@ -65,6 +65,8 @@ snapshot, not two. The move's own event is sent at once, as ever."""
 CHECKPOINT_EVERY: Final = 10.0
 """Seconds between outbox checkpoints (the WAL is not checkpointed inside commits)."""
 
+BOARD_CLOSE: Final = 5.0
+"""Seconds the board's link may take to close when the daemon stops."""
 RETRY_EVERY: Final = 2.0
 """Seconds between tries to write the outbox while the disk refuses (full, failing)."""
 
@@ -191,8 +193,13 @@ class TableDaemon:
             self._flush_game()
             for task in (board, stopper, watchdog, checkpoints):
                 task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await board
+            # The board's link closes its port or radio as it goes; bounded, so that a link
+            # that cannot close never keeps the daemon (and what it has to publish) from going.
+            _, closing = await asyncio.wait({board}, timeout=BOARD_CLOSE)
+            if closing:
+                log.warning("the board link did not close within %g s; going on", BOARD_CLOSE)
+            elif not board.cancelled() and board.exception() is not None:
+                log.debug("the board task ended with %r", board.exception())
             if self._timer is not None:
                 self._timer.cancel()
             await self.publisher.stop()
