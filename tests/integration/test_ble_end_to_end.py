@@ -76,6 +76,20 @@ def radio_config(tmp_path: Path, radio: str) -> Path:
     return config
 
 
+def radio_daemon(
+    scheme: str, address: str, radio: str, table_id: str, broker: Mosquitto, tmp_path: Path
+) -> contextlib.AbstractAsyncContextManager[asyncio.subprocess.Process]:
+    """``chessbridge run`` for the board at ``address`` on the virtual ``radio``."""
+    return daemon(
+        f"{scheme}:{address}",
+        table_id,
+        broker.url,
+        tmp_path / "state",
+        "--config",
+        str(radio_config(tmp_path, radio)),
+    )
+
+
 def board_states(sub: Subscription) -> list[str]:
     states = [p["data"]["state"] for p in payloads_on(sub, "board")]
     return [s for i, s in enumerate(states) if i == 0 or states[i - 1] != s]
@@ -111,14 +125,7 @@ async def test_a_game_on_a_bluetooth_board_switched_off_midway(
     async with (
         emulate(family, "--speed", "4") as board,
         mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/#") as sub,
-        daemon(
-            f"{family}:{board.address}",
-            table_id,
-            mosquitto.url,
-            tmp_path / "state",
-            "--config",
-            str(radio_config(tmp_path, board.radio)),
-        ) as proc,
+        radio_daemon(family, board.address, board.radio, table_id, mosquitto, tmp_path) as proc,
     ):
         await sub.wait_for(lambda _: state_is(sub, "board", "connected"), within=20)
         await sub.wait_for(lambda _: state_is(sub, "status", "online"), within=15)
@@ -253,14 +260,7 @@ async def test_a_board_with_lights_shows_the_last_move(
     async with (
         ChessnutEmulator(rotated=rotated) as emu,
         mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/#") as sub,
-        daemon(
-            f"chessnut:{emu.address}",
-            table_id,
-            mosquitto.url,
-            tmp_path / "state",
-            "--config",
-            str(radio_config(tmp_path, emu.radio.path)),
-        ),
+        radio_daemon("chessnut", emu.address, emu.radio.path, table_id, mosquitto, tmp_path),
     ):
         await sub.wait_for(lambda _: state_is(sub, "board", "connected"), within=20)
         for ply, san in enumerate(["e4", "Nf6"], start=1):
@@ -290,14 +290,7 @@ async def test_a_board_on_its_charger_says_so_on_board(
     async with (
         emulator(battery=40, charging=True) as emu,
         mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/board") as sub,
-        daemon(
-            f"{family}:{emu.address}",
-            table_id,
-            mosquitto.url,
-            tmp_path / "state",
-            "--config",
-            str(radio_config(tmp_path, emu.radio.path)),
-        ),
+        radio_daemon(family, emu.address, emu.radio.path, table_id, mosquitto, tmp_path),
     ):
         await sub.wait_for(
             lambda _: any(p["data"]["battery"] == 40 for p in payloads_on(sub, "board")),
@@ -334,14 +327,7 @@ async def test_two_plies_made_while_the_board_was_off_are_both_read_off_it(
     async with (
         emulator() as emu,
         mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/#") as sub,
-        daemon(
-            f"{family}:{emu.address}",
-            table_id,
-            mosquitto.url,
-            tmp_path / "state",
-            "--config",
-            str(radio_config(tmp_path, emu.radio.path)),
-        ),
+        radio_daemon(family, emu.address, emu.radio.path, table_id, mosquitto, tmp_path),
     ):
         await sub.wait_for(lambda _: state_is(sub, "board", "connected"), within=20)
         for ply in (1, 2):
@@ -381,14 +367,7 @@ async def test_the_lights_show_the_squares_to_put_right_after_a_mismatch(
     async with (
         ChessnutEmulator() as emu,
         mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/#") as sub,
-        daemon(
-            f"chessnut:{emu.address}",
-            table_id,
-            mosquitto.url,
-            tmp_path / "state",
-            "--config",
-            str(radio_config(tmp_path, emu.radio.path)),
-        ),
+        radio_daemon("chessnut", emu.address, emu.radio.path, table_id, mosquitto, tmp_path),
     ):
 
         async def lit(squares: set[str]) -> None:
