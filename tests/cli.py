@@ -24,3 +24,22 @@ async def chessbridge(
     return await asyncio.create_subprocess_exec(
         *argv(*args), stdin=stdin, stdout=stdout, stderr=PIPE, env=env
     )
+
+
+async def chessbridge_without_amqtt(*args: str) -> asyncio.subprocess.Process:
+    """Start ``chessbridge ARGS`` in an interpreter where amqtt (the ``demo`` extra) cannot be
+    imported, as on a table's Pi."""
+    code = (
+        "import sys; sys.modules['amqtt'] = None; sys.modules['amqtt.broker'] = None\n"
+        "from bridge.__main__ import main\n"
+        f"sys.exit(main({list(args)!r}))\n"
+    )
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-c", code, stdout=PIPE, stderr=PIPE
+    )
+
+
+async def output(proc: asyncio.subprocess.Process, within: float = 120.0) -> str:
+    """Everything ``proc`` writes to stdout and stderr until it exits (within ``within`` s)."""
+    out, err = await asyncio.wait_for(proc.communicate(), within)
+    return (out or b"").decode() + (err or b"").decode()

@@ -8,23 +8,17 @@ import asyncio
 import contextlib
 import signal
 import socket
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from tests.cli import chessbridge
+from tests.cli import chessbridge, chessbridge_without_amqtt, output
 from tests.conftest import Mosquitto, Subscribe, free_port
 from tests.integration.test_emulate import emulate, presses, type_lines
 from tests.integration.test_end_to_end import daemon, payloads_on, state_is
 
 pytestmark = pytest.mark.pty
-
-
-async def finish(proc: asyncio.subprocess.Process) -> str:
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
-    return (out or b"").decode() + (err or b"").decode()
 
 
 @contextlib.asynccontextmanager
@@ -34,7 +28,7 @@ async def broker(*args: str) -> AsyncIterator[tuple[asyncio.subprocess.Process, 
     try:
         assert proc.stdout is not None
         url = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode().strip()
-        assert url.startswith("mqtt://"), url + await finish(proc)
+        assert url.startswith("mqtt://"), url + await output(proc)
         yield proc, url
     finally:
         if proc.returncode is None:
@@ -66,7 +60,7 @@ async def test_moves_typed_into_emulate_reach_mqtt_through_chessbridge_broker(
             await sub.wait_for(lambda _: presses(sub)[-3:] == ["white", "black", "white"], 30)
             assert run.returncode is None
         outlived = server.returncode is None  # the broker outlives its clients
-    text = await finish(server)
+    text = await output(server)
     assert outlived, text
     assert server.returncode == 0, text
     moves = [p["data"] for p in payloads_on(sub, "event/move")]
@@ -95,7 +89,7 @@ async def test_a_port_in_use_is_one_line_and_exit_2() -> None:
         taken.listen()
         port = taken.getsockname()[1]
         proc = await chessbridge("broker", "--port", str(port))
-        text = await finish(proc)
+        text = await output(proc)
     assert proc.returncode == 2, text
     assert f"chessbridge broker: 127.0.0.1:{port} is in use" in text
     assert len(text.strip().splitlines()) == 1, text
@@ -103,22 +97,15 @@ async def test_a_port_in_use_is_one_line_and_exit_2() -> None:
 
 async def test_a_bad_port_is_one_line_and_exit_2() -> None:
     proc = await chessbridge("broker", "--port", "70000")
-    text = await finish(proc)
+    text = await output(proc)
     assert proc.returncode == 2, text
     assert "--port must be 0 to 65535" in text
     assert len(text.strip().splitlines()) == 1, text
 
 
 async def test_without_the_demo_extra_it_says_what_to_install() -> None:
-    code = (
-        "import sys; sys.modules['amqtt'] = None\n"
-        "from bridge.__main__ import main\n"
-        "sys.exit(main(['broker', '--port', '0']))\n"
-    )
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", code, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-    )
-    text = await finish(proc)
+    proc = await chessbridge_without_amqtt("broker", "--port", "0")
+    text = await output(proc)
     assert proc.returncode == 2, text
     assert "not installed: pip install 'chessbridge[demo]', or run Mosquitto" in text
     assert len(text.strip().splitlines()) == 1, text

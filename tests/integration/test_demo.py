@@ -11,14 +11,13 @@ import os
 import re
 import signal
 import socket
-import sys
 from collections.abc import Sequence
 
 import aiomqtt
 import pytest
 
 from bridge.demo.game import OPERA_GAME
-from tests.cli import chessbridge
+from tests.cli import chessbridge, chessbridge_without_amqtt, output
 from tests.conftest import Mosquitto, Subscribe, free_port
 
 pytestmark = pytest.mark.pty
@@ -32,18 +31,13 @@ async def demo(*args: str) -> asyncio.subprocess.Process:
     )
 
 
-async def finish(proc: asyncio.subprocess.Process) -> str:
-    out, err = await asyncio.wait_for(proc.communicate(), 120)
-    return (out or b"").decode() + (err or b"").decode()
-
-
 def index_of(lines: Sequence[str], part: str) -> int:
     return next(i for i, line in enumerate(lines) if part in line)
 
 
 async def test_the_demo_plays_its_game_to_the_end_and_announces_what_is_staged() -> None:
     proc = await demo("--speed", "20", "--table", "demo-test", "--port", "0")
-    text = await finish(proc)
+    text = await output(proc)
     assert proc.returncode == 0, text
     assert "game over, 1-0" in text
     assert "17. Rd8#" in text
@@ -74,7 +68,7 @@ async def test_its_embedded_broker_can_be_joined_on_the_port_it_prints() -> None
                     break
     finally:
         proc.send_signal(signal.SIGTERM)
-        text = await finish(proc)
+        text = await output(proc)
     assert proc.returncode == 0, text
     assert "chessbridge demo: stopped" in text
     assert "Traceback" not in text
@@ -102,9 +96,9 @@ async def test_chessbridge_watch_joins_the_demo_from_another_terminal() -> None:
         for process in (watcher, proc):
             if process is not None and process.returncode is None:
                 process.send_signal(signal.SIGTERM)
-        text = await finish(proc)
+        text = await output(proc)
     assert watcher is not None
-    rest = await finish(watcher)
+    rest = await output(watcher)
     assert watcher.returncode == 0, rest
     assert proc.returncode == 0, text
     assert "demo status online\n" in shown
@@ -138,7 +132,7 @@ async def test_the_demo_ends_with_its_game_while_clients_stay_connected() -> Non
         ):
             async with aiomqtt.Client("127.0.0.1", port) as client:
                 await client.subscribe("chessbridge/1/#", qos=1)
-                text = await finish(proc)  # the game is played to its end; the demo exits
+                text = await output(proc)  # the game is played to its end; the demo exits
                 async with asyncio.timeout(30):  # and this client was dropped: read to its end
                     async for _ in client.messages:
                         pass
@@ -152,7 +146,7 @@ async def test_the_demo_ends_with_its_game_while_clients_stay_connected() -> Non
     assert "Traceback" not in text
     assert watcher is not None
     # The watch was still connected (or reconnecting) when the demo ended: it ends only now.
-    rest = await finish(watcher)
+    rest = await output(watcher)
     assert watcher.returncode == 0, rest
     assert "demo move 17. Rd8#" in rest
 
@@ -163,7 +157,7 @@ async def test_it_publishes_to_a_broker_of_ones_own(
 ) -> None:
     async with mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/event/#") as sub:
         proc = await demo("--speed", "20", "--table", table_id, "--broker", mosquitto.url)
-        text = await finish(proc)
+        text = await output(proc)
         assert proc.returncode == 0, text
         await sub.wait_for(lambda _: bool(sub.on("event/result")), within=10)
     assert f"publishing to {mosquitto.url}" in text
@@ -200,7 +194,7 @@ async def test_sigterm_while_the_live_view_draws_ends_it_with_the_cursor_back() 
     try:
         await asyncio.wait_for(drawn.wait(), 60)  # the board is on the screen
         proc.send_signal(signal.SIGTERM)
-        text = await finish(proc)
+        text = await output(proc)
         await asyncio.sleep(0.2)
     finally:
         loop.remove_reader(master)
@@ -224,22 +218,15 @@ async def test_sigterm_while_the_live_view_draws_ends_it_with_the_cursor_back() 
 )
 async def test_bad_arguments_are_one_line_and_exit_2(args: list[str], error: str) -> None:
     proc = await demo(*args)
-    text = await finish(proc)
+    text = await output(proc)
     assert proc.returncode == 2, text
     assert error in text
     assert len(text.strip().splitlines()) == 1, text
 
 
 async def test_without_the_demo_extra_it_says_how_to_install_it() -> None:
-    code = (
-        "import sys; sys.modules['amqtt'] = None; sys.modules['amqtt.broker'] = None\n"
-        "from bridge.__main__ import main\n"
-        "sys.exit(main(['demo', '--no-view', '--port', '0']))\n"
-    )
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", code, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-    )
-    text = await finish(proc)
+    proc = await chessbridge_without_amqtt("demo", "--no-view", "--port", "0")
+    text = await output(proc)
     assert proc.returncode == 2, text
     assert "pip install 'chessbridge[demo]'" in text
     assert len(text.strip().splitlines()) == 1, text
