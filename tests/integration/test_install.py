@@ -21,6 +21,19 @@ ENV = {**os.environ, "CHESSBRIDGE_MQTT_PASSWORD": "s3cret pass"}
 ENV.pop("CHESSBRIDGE_MQTT_USERNAME", None)
 
 
+UNINSTALL_T042 = [
+    "run     systemctl disable --now chessbridge@t042",
+    "remove  /etc/chessbridge/t042.env",
+    "remove  /etc/chessbridge/t042.toml",
+    "remove  /etc/udev/rules.d/99-chessbridge-t042.rules",
+    "run     udevadm control --reload",
+    "remove  /etc/systemd/system/chessbridge@.service",
+    "run     systemctl daemon-reload",
+    "keep    /var/lib/chessbridge/t042",
+]
+"""The steps of uninstalling the only table, t042, of a USB board (its state is kept)."""
+
+
 def chessbridge(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "bridge", *args],
@@ -218,16 +231,7 @@ def test_uninstall_removes_the_table_keeps_its_state_and_is_idempotent(tmp_path:
     (tmp_path / "var/lib/chessbridge/t042/outbox.sqlite").write_text("unsent facts")
     gone = chessbridge("uninstall", "--root", str(tmp_path), "--table", "t042")
     assert gone.returncode == 0, gone.stderr
-    assert [s.split(" (")[0] for s in steps(gone.stdout)] == [
-        "run     systemctl disable --now chessbridge@t042",
-        "remove  /etc/chessbridge/t042.env",
-        "remove  /etc/chessbridge/t042.toml",
-        "remove  /etc/udev/rules.d/99-chessbridge-t042.rules",
-        "run     udevadm control --reload",
-        "remove  /etc/systemd/system/chessbridge@.service",
-        "run     systemctl daemon-reload",
-        "keep    /var/lib/chessbridge/t042",
-    ]
+    assert [s.split(" (")[0] for s in steps(gone.stdout)] == UNINSTALL_T042
     assert set(files(tmp_path)) >= {"/var/lib/chessbridge/t042/outbox.sqlite"}
     assert not (tmp_path / "etc/chessbridge/t042.toml").exists()
     assert not (tmp_path / "etc/systemd/system/chessbridge@.service").exists()
@@ -408,16 +412,7 @@ def test_uninstall_dry_run_lists_the_steps_and_changes_nothing(tmp_path: Path) -
     before = files(tmp_path)
     dry = chessbridge("uninstall", "--root", str(tmp_path), "--table", "t042", "--dry-run")
     assert dry.returncode == 0, dry.stderr
-    assert [s.split(" (")[0] for s in steps(dry.stdout)] == [
-        "run     systemctl disable --now chessbridge@t042",
-        "remove  /etc/chessbridge/t042.env",
-        "remove  /etc/chessbridge/t042.toml",
-        "remove  /etc/udev/rules.d/99-chessbridge-t042.rules",
-        "run     udevadm control --reload",
-        "remove  /etc/systemd/system/chessbridge@.service",
-        "run     systemctl daemon-reload",
-        "keep    /var/lib/chessbridge/t042",
-    ]
+    assert [s.split(" (")[0] for s in steps(dry.stdout)] == UNINSTALL_T042
     assert "dry run: nothing was changed" in dry.stdout
     assert files(tmp_path) == before
 
