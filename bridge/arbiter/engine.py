@@ -209,11 +209,13 @@ class Arbiter(Irregularities):
         self._last_change = 0.0
         """When the board last changed (kept by ``set_game``: a correction is not a change)."""
         start = board if board is not None else chess.Board()
-        self._physical: list[chess.Piece | None] = [start.piece_at(sq) for sq in chess.SQUARES]
+        self._physical: list[chess.Piece | None] = positions.squares_of(start)
         self._inferred: set[chess.Square] = set()
         """Squares whose piece the board reported as UNKNOWN: ``_physical`` holds the inference."""
         self.illegal_counts: dict[chess.Color, int] = {chess.WHITE: 0, chess.BLACK: 0}
         self._bursts = Bursts(self.config.same_scan)
+        self._check_of: tuple[chess.Board, object, bool] | None = None
+        """The game, its last pushed state, and whether the side to move is in check there."""
         self._same_scan = self.config.same_scan
         self.set_game(start)
 
@@ -235,7 +237,7 @@ class Arbiter(Irregularities):
         if not keep_counts:
             self.illegal_counts = {chess.WHITE: 0, chess.BLACK: 0}
         self._alert_ids = 0
-        self._game: list[chess.Piece | None] = [self.board.piece_at(sq) for sq in chess.SQUARES]
+        self._game: list[chess.Piece | None] = positions.squares_of(self.board)
         self._ranks = [positions.rank_text(self._game, rank) for rank in range(8)]
         for sq in self._inferred:
             # A piece the board cannot identify is what the game now says it is (an arbiter's
@@ -479,8 +481,10 @@ class Arbiter(Irregularities):
     def _on_square(
         self, square: chess.Square, piece: chess.Piece | None, now: float, at: float
     ) -> list[Fact]:
+        # Pieces are compared by identity first: the engine's are the shared ones of
+        # ``positions.PIECES``, and python-chess's ``__eq__`` is a Python call.
         old = self._physical[square]
-        if old == piece:
+        if old is piece or (old is not None and piece is not None and old == piece):
             return []
         facts = self._knock_due(now) if self._knock_at is not None else []
         cand, suspended = self._candidate, self._suspended
@@ -508,7 +512,7 @@ class Arbiter(Irregularities):
         """The piece put on ``square`` (player's frame): as sensed, or inferred if unknown."""
         if isinstance(occupant, chess.Piece):
             self._inferred.discard(square)
-            return occupant
+            return positions.piece_of(occupant)
         self._inferred.add(square)
         return self._infer(square)
 
@@ -537,7 +541,7 @@ class Arbiter(Irregularities):
         if not own:
             if candidates:
                 return candidates[0][1]
-            return self._game[square] or chess.Piece(chess.PAWN, turn)
+            return self._game[square] or positions.PIECES[turn][chess.PAWN]
         if len(own) == 1:
             _, piece = own[0]  # the piece whether or not it can go there: no legality to ask
         else:
@@ -545,7 +549,7 @@ class Arbiter(Irregularities):
                 (c for c in own if c[0] == square or self._reaches(c[0], c[1], square)), own[0]
             )
         if piece.piece_type == chess.PAWN and chess.square_rank(square) == (7 if turn else 0):
-            return chess.Piece(chess.QUEEN, turn)
+            return positions.PIECES[turn][chess.QUEEN]
         return piece
 
     def _reaches(self, origin: chess.Square, piece: chess.Piece, square: chess.Square) -> bool:
@@ -766,7 +770,8 @@ class Arbiter(Irregularities):
 
     def _set(self, square: chess.Square, piece: chess.Piece | None) -> None:
         self._physical[square] = piece
-        if piece == self._game[square]:
+        was = self._game[square]
+        if was is piece or (was is not None and piece is not None and was == piece):
             self._diff.discard(square)
         else:
             self._diff.add(square)
@@ -802,7 +807,7 @@ class Arbiter(Irregularities):
         )
 
     def _lift(self, square: chess.Square, piece: chess.Piece, now: float) -> str:
-        name = chess.piece_name(piece.piece_type)
+        name = _KINDS[piece.piece_type]
         self._ply.lifted[square] = (piece, now)
         if self.result is not None:
             return f"{name} lifted after the end of the game"
@@ -817,15 +822,15 @@ class Arbiter(Irregularities):
             return f"{_name(piece)} lifted from a square reported displaced: putting it right"
         self._ply.touches.append(judge.Touch(square=square, piece=piece, at=now))
         if piece.color == self.board.turn:
-            return f"own {name} touched by the player having the move"
-        return f"opponent's {name} touched by the player having the move"
+            return _OWN_TOUCHED[piece.piece_type]
+        return _OPPONENTS_TOUCHED[piece.piece_type]
 
     def _place(
         self, square: chess.Square, old: chess.Piece | None, new: chess.Piece, now: float
     ) -> str:
-        meaning = f"{_name(new)} placed"
+        meaning = _PLACED[new.color][new.piece_type]
         if old is not None:
-            meaning += f", replacing the {_name(old)}"
+            meaning += _REPLACING[old.color][old.piece_type]
         lifted = self._ply.lifted.pop(square, None)
         if lifted is not None and lifted[0] == new:
             held = now - lifted[1]
@@ -944,7 +949,9 @@ class Arbiter(Irregularities):
             if all(physical[sq] is None for sq in self._diff):
                 return []
         revision = False
-        move = positions.find_move(self.board, self._game, self._physical, self._diff)
+        move = positions.find_move(
+            self.board, self._game, self._physical, self._diff, self._in_check()
+        )
         if move is None and irregular is not None and irregular.stood is not None:
             stands = self._reply_to_illegal(irregular, now)
             if stands:
@@ -960,15 +967,31 @@ class Arbiter(Irregularities):
             return []
         self._unexplained = None
         cand = Candidate(move, now + self.config.dwell, revision)
-        base = self._prev_board() if revision else self.board
+        if revision:
+            ambiguous = positions.is_ambiguous(self._prev_board(), move)
+        else:
+            ambiguous = positions.is_ambiguous(self.board, move, self._in_check())
         # A promotion the board cannot see may still be the pawn, about to be swapped for the
         # new piece: it waits for the dwell like a piece that may slide on.
-        if positions.is_ambiguous(base, move) or (
-            move.promotion and move.to_square in self._inferred
-        ):
+        if ambiguous or (move.promotion and move.to_square in self._inferred):
             self._candidate = cand
             return []
         return self._record(cand, CompletedBy.RELEASE, now)
+
+    def _in_check(self) -> bool:
+        """Whether the side to move is in check in the game, asked once per position.
+
+        Kept with the game's last pushed state (python-chess makes a new one per push, and the
+        reference held here keeps its identity unique), so any push, pop or new board asks again.
+        """
+        board = self.board
+        stack = board._stack
+        top = stack[-1] if stack else None
+        if self._check_of is not None and self._check_of[0] is board and self._check_of[1] is top:
+            return self._check_of[2]
+        check = board.is_check()
+        self._check_of = (board, top, check)
+        return check
 
     def _find_revision(self) -> chess.Move | None:
         """Another legal move from the position before the last one that explains the board."""
@@ -1006,42 +1029,57 @@ class Arbiter(Irregularities):
 
     def _record(self, cand: Candidate, by: CompletedBy, now: float) -> list[Fact]:
         """Record a candidate move (or the revision of the last move) in the game."""
-        recheck = set(self._diff)
+        board = self.board
+        recheck = self._diff
         superseded: Previous | None = None
         if cand.revision:
             superseded = self._prev
             assert superseded is not None
-            recheck.update(superseded.changed)
-            self.board.pop()
+            recheck = recheck.union(superseded.changed)
+            board.pop()
             self._san.pop()
             self._game = superseded.game
+        game = self._game
         move = cand.move
-        color = self.board.turn
+        color = board.turn
         if self._replaying:
             by = CompletedBy.RECONSTRUCTED
         alerts = self._judge_move(move, superseded, now)
-        changes = positions.move_changes(self.board, move)
-        touches = superseded.touches + self._ply.touches if superseded else self._ply.touches
-        self._prev = Previous(list(self._game), tuple(sq for sq, _ in changes), move, touches)
+        changes = positions.move_changes(board, move)
+        if len(changes) == 2:
+            changed: tuple[chess.Square, ...] = (changes[0][0], changes[1][0])
+        else:
+            changed = tuple([sq for sq, _ in changes])
+        ply = self._ply
+        touches = superseded.touches + ply.touches if superseded else ply.touches
+        self._prev = Previous(game[:], changed, move, touches)
         # The SAN's check suffix and the end of the game share one check test and one search
         # for a legal reply (python-chess's san_and_push and an ending check made each their own).
-        san = positions.san_body(self.board, move)
-        self.board.push(move)
-        check = self.board.is_check()
-        ending = judge.ending_after_move(self.board, self.edition, check=check)
+        san = positions.san_body(board, move)
+        board.push(move)
+        check = positions.in_check(board)
+        self._check_of = (board, board._stack[-1], check)
+        ending = judge.ending_after_move(board, self.edition, check=check)
         if check:
             san += "#" if ending is not None and ending.reason == judge.CHECKMATE else "+"
         self._san.append(san)
+        redraw = set()
         for square, piece in changes:
-            self._game[square] = piece
-        redraw = {chess.square_rank(sq) for sq, _ in changes}
+            game[square] = piece
+            redraw.add(square >> 3)
         if superseded is not None:
-            redraw.update(chess.square_rank(sq) for sq in superseded.changed)
+            redraw.update([sq >> 3 for sq in superseded.changed])
+        ranks = self._ranks
         for rank in redraw:
-            self._ranks[rank] = positions.rank_text(self._game, rank)
-        recheck.update(self._prev.changed)
-        self._diff = {sq for sq in recheck if self._physical[sq] != self._game[sq]}
-        touched = tuple(dict.fromkeys(self._ply.squares))
+            ranks[rank] = positions.rank_text(game, rank)
+        physical = self._physical
+        diff = set()
+        for sq in (*recheck, *changed):
+            now_on, was = physical[sq], game[sq]
+            if now_on is not was and (now_on is None or was is None or now_on != was):
+                diff.add(sq)
+        self._diff = diff
+        touched = tuple(dict.fromkeys(ply.squares))
         self._ply = Ply()
         self._irregular = None
         self._judged = None
@@ -1058,10 +1096,10 @@ class Arbiter(Irregularities):
         self._pressed_for = None
         facts: list[Fact] = [
             MovePlayed(
-                ply=self.board.ply(),
+                ply=board.ply(),
                 move=move,
                 san=san,
-                fen=positions.fen(self.board, self._ranks),
+                fen=positions.fen(board, ranks),
                 color=color,
                 touched=touched,
                 completed_by=by,
@@ -1249,3 +1287,20 @@ def _name(piece: chess.Piece) -> str:
 
 def _color(color: chess.Color) -> str:
     return "white" if color == chess.WHITE else "black"
+
+
+# What a touch means, written once per kind of piece (``_lift``, ``_place``).
+_KINDS: Final = ("", *(chess.piece_name(pt) for pt in chess.PIECE_TYPES))
+_OWN_TOUCHED: Final = tuple(f"own {name} touched by the player having the move" for name in _KINDS)
+_OPPONENTS_TOUCHED: Final = tuple(
+    f"opponent's {name} touched by the player having the move" for name in _KINDS
+)
+_PLACED: Final = tuple(
+    ("", *(f"{_color(color)} {_KINDS[pt]} placed" for pt in chess.PIECE_TYPES))
+    for color in chess.COLORS[::-1]
+)
+"""``[color][piece_type]``: black first (``chess.BLACK`` is 0)."""
+_REPLACING: Final = tuple(
+    ("", *(f", replacing the {_color(color)} {_KINDS[pt]}" for pt in chess.PIECE_TYPES))
+    for color in chess.COLORS[::-1]
+)

@@ -56,7 +56,13 @@ def touch_breach(
     me = board.turn
     castling = board.is_castling(move)
     if not castling:
-        settled = {move.from_square, _captured_square(board, move)}
+        origin = move.from_square
+        for touch in touches:
+            if touch.square != origin:
+                break
+        else:
+            return None  # only the moving piece was touched (the usual case)
+        settled = {origin, _captured_square(board, move)}
         if all(t.square in settled for t in touches):
             return None  # only the moving piece and its victim were touched
     owns = [t for t in touches if t.piece.color == me and _can_move(board, t.square)]

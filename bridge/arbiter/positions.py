@@ -20,29 +20,83 @@ Change = tuple[chess.Square, chess.Piece | None]
 
 
 def move_changes(board: chess.Board, move: chess.Move) -> tuple[Change, ...]:
-    """The squares a legal ``move`` changes, with what stands on them afterwards."""
-    mover = board.piece_at(move.from_square)
-    assert mover is not None, f"no piece on {chess.square_name(move.from_square)} in {board.fen()}"
-    if board.is_castling(move):
-        rank = chess.square_rank(move.from_square)
-        kingside = chess.square_file(move.to_square) > chess.square_file(move.from_square)
-        # python-chess encodes standard castling as the king's two-square move (e1g1).
-        rook_from = chess.square(7 if kingside else 0, rank)
-        rook_to = chess.square(5 if kingside else 3, rank)
-        king_to = chess.square(6 if kingside else 2, rank)
-        rook = chess.Piece(chess.ROOK, mover.color)
+    """The squares a legal ``move`` changes, with what stands on them afterwards.
+
+    Read off the bitboards (python-chess's ``piece_at``, ``is_castling`` and ``is_en_passant``
+    in one pass); the pieces are the shared ones of ``PIECES``.
+    """
+    origin, target = move.from_square, move.to_square
+    here = _BB[origin]
+    if not board.occupied & here:
+        raise AssertionError(f"no piece on {chess.square_name(origin)} in {board.fen()}")
+    color = bool(board.occupied_co[chess.WHITE] & here)
+    kinds = PIECES[color]
+    if board.kings & here and (
+        abs((origin & 7) - (target & 7)) > 1
+        or board.rooks & board.occupied_co[board.turn] & _BB[target]
+    ):
+        # Castling. python-chess encodes standard castling as the king's two-square move.
+        rank = origin & ~7
+        if target & 7 > origin & 7:  # king's side
+            rook_from, king_to, rook_to = rank + 7, rank + 6, rank + 5
+        else:
+            rook_from, king_to, rook_to = rank, rank + 2, rank + 3
         return (
-            (move.from_square, None),
+            (origin, None),
             (rook_from, None),
-            (king_to, mover),
-            (rook_to, rook),
+            (king_to, kinds[chess.KING]),
+            (rook_to, kinds[chess.ROOK]),
         )
-    placed = chess.Piece(move.promotion, mover.color) if move.promotion else mover
-    changes: list[Change] = [(move.from_square, None), (move.to_square, placed)]
-    if board.is_en_passant(move):
-        victim = move.to_square + (-8 if mover.color == chess.WHITE else 8)
-        changes.append((victim, None))
-    return tuple(changes)
+    if move.promotion:
+        placed = kinds[move.promotion]
+    elif board.pawns & here:
+        placed = kinds[chess.PAWN]
+    else:
+        placed = kinds[_type_of(board, here)]
+    if (
+        target == board.ep_square
+        and board.pawns & here
+        and abs(target - origin) in (7, 9)
+        and not board.occupied & _BB[target]
+    ):
+        victim = target + (-8 if color == chess.WHITE else 8)
+        return ((origin, None), (target, placed), (victim, None))
+    return ((origin, None), (target, placed))
+
+
+def _type_of(board: chess.Board, here: chess.Bitboard) -> chess.PieceType:
+    """``board.piece_type_at`` for the occupied square of ``here``."""
+    if board.pawns & here:
+        return chess.PAWN
+    if board.knights & here:
+        return chess.KNIGHT
+    if board.bishops & here:
+        return chess.BISHOP
+    if board.rooks & here:
+        return chess.ROOK
+    return chess.QUEEN if board.queens & here else chess.KING
+
+
+PIECES: Final = tuple(
+    tuple(chess.Piece(pt, color) for pt in (chess.PAWN, *chess.PIECE_TYPES))
+    for color in (chess.BLACK, chess.WHITE)
+)
+"""``PIECES[color][piece_type]`` (index 0 of each colour unused): one shared ``chess.Piece`` of
+each kind. Compared by identity first, they spare python-chess's ``__eq__`` (a Python call);
+nothing changes a piece."""
+
+
+def piece_of(piece: chess.Piece) -> chess.Piece:
+    """The shared piece equal to ``piece``."""
+    return PIECES[piece.color][piece.piece_type]
+
+
+def squares_of(board: chess.BaseBoard) -> list[chess.Piece | None]:
+    """What stands on each square of ``board`` (a1 first), as shared pieces."""
+    return [None if (piece := board.piece_at(sq)) is None else piece_of(piece) for sq in _ALL]
+
+
+_ALL: Final = range(64)
 
 
 def san_body(board: chess.Board, move: chess.Move) -> str:
@@ -54,25 +108,35 @@ def san_body(board: chess.Board, move: chess.Move) -> str:
     disambiguation: only then is the SAN written here, else python-chess writes it.
     """
     origin, target = move.from_square, move.to_square
-    piece = board.piece_type_at(origin)
-    if piece == chess.PAWN:
+    here = _BB[origin]
+    if board.pawns & here:
         # A pawn that changes file captures (en passant included).
-        if chess.square_file(origin) != chess.square_file(target):
-            san = chess.FILE_NAMES[chess.square_file(origin)] + "x" + chess.SQUARE_NAMES[target]
+        if origin & 7 != target & 7:
+            san = _FILES[origin & 7] + "x" + _NAMES[target]
         else:
-            san = chess.SQUARE_NAMES[target]
+            san = _NAMES[target]
         if move.promotion:
-            san += "=" + chess.piece_symbol(move.promotion).upper()
+            san += _PROMOTIONS[move.promotion]
         return san
-    if piece == chess.KING:
-        if board.is_castling(move):
-            return "O-O-O" if chess.square_file(target) < chess.square_file(origin) else "O-O"
-    elif piece is None or _same_kind_attackers(board, piece, target) & ~chess.BB_SQUARES[origin]:
-        return board.san(move).rstrip("+#")  # another piece of the kind may go there too
-    capture = "x" if board.occupied_co[not board.turn] & chess.BB_SQUARES[target] else ""
-    return _LETTERS[piece] + capture + chess.SQUARE_NAMES[target]
+    if board.kings & here:
+        if abs((origin & 7) - (target & 7)) > 1 or (
+            board.rooks & board.occupied_co[board.turn] & _BB[target]
+        ):
+            return "O-O-O" if target & 7 < origin & 7 else "O-O"
+        piece: chess.PieceType = chess.KING
+    elif not board.occupied & here:
+        return board.san(move).rstrip("+#")
+    else:
+        piece = _type_of(board, here)
+        if _same_kind_attackers(board, piece, target) & ~here:
+            return board.san(move).rstrip("+#")  # another piece of the kind may go there too
+    capture = "x" if board.occupied_co[not board.turn] & _BB[target] else ""
+    return _LETTERS[piece] + capture + _NAMES[target]
 
 
+_FILES: Final = chess.FILE_NAMES
+_NAMES: Final = chess.SQUARE_NAMES
+_PROMOTIONS: Final = {pt: "=" + chess.piece_symbol(pt).upper() for pt in chess.PIECE_TYPES}
 _LETTERS: Final = {pt: chess.piece_symbol(pt).upper() for pt in chess.PIECE_TYPES}
 
 
@@ -94,6 +158,29 @@ def _same_kind_attackers(board: chess.Board, piece: chess.PieceType, square: che
     return attacks & board.pieces_mask(piece, board.turn)
 
 
+def in_check(board: chess.Board) -> bool:
+    """``board.is_check()``: python-chess's test written in one call (it makes four)."""
+    turn = board.turn
+    kings = board.occupied_co[turn] & board.kings & ~board.promoted
+    if not kings:
+        return False
+    king = kings.bit_length() - 1
+    occupied = board.occupied
+    rooks = board.queens | board.rooks
+    bishops = board.queens | board.bishops
+    return bool(
+        (
+            (_KING_ATTACKS[king] & board.kings)
+            | (_KNIGHT_ATTACKS[king] & board.knights)
+            | (_RANK_ATTACKS[king][_RANK_MASKS[king] & occupied] & rooks)
+            | (_FILE_ATTACKS[king][_FILE_MASKS[king] & occupied] & rooks)
+            | (_DIAG_ATTACKS[king][_DIAG_MASKS[king] & occupied] & bishops)
+            | (_PAWN_ATTACKS[turn][king] & board.pawns)
+        )
+        & board.occupied_co[not turn]
+    )
+
+
 def has_legal_move(board: chess.Board, check: bool) -> bool:
     """``any(board.generate_legal_moves())``, answered without a search in most positions.
 
@@ -104,17 +191,20 @@ def has_legal_move(board: chess.Board, check: bool) -> bool:
     """
     if not check:
         turn = board.turn
-        king = board.king(turn)
-        if king is not None:
-            ours = board.occupied_co[turn]
-            free = ours & ~_LINES[king] & ~board.kings
+        ours = board.occupied_co[turn]
+        kings = ours & board.kings & ~board.promoted
+        if kings:
+            free = ours & ~_LINES[kings.bit_length() - 1] & ~board.kings
             pawns = free & board.pawns
             ahead = (pawns << 8) & chess.BB_ALL if turn == chess.WHITE else pawns >> 8
             if ahead & ~board.occupied:
                 return True
-            for square in chess.scan_reversed(free & ~board.pawns):
+            pieces = free & ~board.pawns
+            while pieces:
+                square = pieces.bit_length() - 1
                 if board.attacks_mask(square) & ~ours:
                     return True
+                pieces ^= _BB[square]
     return any(True for _ in board.generate_legal_moves())
 
 
@@ -131,13 +221,18 @@ def fen(board: chess.Board, ranks: Sequence[str]) -> str:
     The engine keeps those strings and redraws only the ranks a move changes: much cheaper than
     python-chess's ``board_fen()``, which reads all 64 squares.
     """
-    ep = board.ep_square if board.has_legal_en_passant() else None
+    ep = board.ep_square
+    if ep is not None and not board.has_legal_en_passant():
+        ep = None
+    castling = _CASTLING_CACHE.get(board.castling_rights)
+    if castling is None:
+        castling = _castling_text(board)
     return " ".join(
         (
-            "/".join(reversed(ranks)),
+            "/".join(ranks[::-1]),
             "w" if board.turn else "b",
-            _castling_text(board),
-            chess.square_name(ep) if ep is not None else "-",
+            castling,
+            "-" if ep is None else _NAMES[ep],
             str(board.halfmove_clock),
             str(board.fullmove_number),
         )
@@ -163,18 +258,20 @@ def rank_text(squares: Sequence[chess.Piece | None], rank: int) -> str:
     for piece in squares[rank * 8 : rank * 8 + 8]:
         if piece is None:
             empty += 1
-            continue
-        if empty:
-            row += str(empty)
+        elif empty:
+            row += _DIGITS[empty] + _SYMBOLS[piece.color][piece.piece_type]
             empty = 0
-        row += _SYMBOLS[piece.color][piece.piece_type]
-    return row + str(empty) if empty else row
+        else:
+            row += _SYMBOLS[piece.color][piece.piece_type]
+    return row + _DIGITS[empty] if empty else row
 
 
-_SYMBOLS: Final = {
-    chess.WHITE: {pt: chess.piece_symbol(pt).upper() for pt in chess.PIECE_TYPES},
-    chess.BLACK: {pt: chess.piece_symbol(pt) for pt in chess.PIECE_TYPES},
-}
+_SYMBOLS: Final = (
+    ("", *(chess.piece_symbol(pt) for pt in chess.PIECE_TYPES)),
+    ("", *(chess.piece_symbol(pt).upper() for pt in chess.PIECE_TYPES)),
+)
+"""``[color][piece_type]``: a piece's letter in a FEN (black first: ``chess.BLACK`` is 0)."""
+_DIGITS: Final = tuple(str(n) for n in range(9))
 
 
 def find_move(
@@ -182,11 +279,13 @@ def find_move(
     game: Sequence[chess.Piece | None],
     physical: Sequence[chess.Piece | None],
     diff: Collection[chess.Square],
+    check: bool | None = None,
 ) -> chess.Move | None:
     """The legal move of ``board`` that turns ``game`` into ``physical``, if there is one.
 
     ``game`` and ``physical`` list what stands on each square (a1 first); ``diff`` is exactly the
-    set of squares where they differ.
+    set of squares where they differ. ``check``: whether the side to move is in check, if the
+    caller knows it.
     """
     if not 2 <= len(diff) <= 4:
         return None
@@ -201,13 +300,16 @@ def find_move(
         if (
             physical[source] is None
             and mover is not None
-            and mover == placed
-            and mover.color == turn
+            and placed is not None
+            and mover.piece_type == placed.piece_type
+            and mover.color == placed.color == turn
             and not (mover.piece_type == chess.PAWN and target == board.ep_square)
             and not (mover.piece_type == chess.KING and abs(target - source) == 2)
         ):
+            if not reaches(board, source, target):
+                return None
             move = chess.Move(source, target)
-            return move if board.is_pseudo_legal(move) and is_safe(board, move) else None
+            return move if is_safe(board, move, check) else None
     sources = [sq for sq in diff if physical[sq] is None and _is_color(game[sq], turn)]
     targets = [sq for sq in diff if _is_color(physical[sq], turn)]
     for source in sources:
@@ -224,27 +326,119 @@ def find_move(
             # Castling is the king's two-square move (python-chess's standard encoding).
             move = chess.Move(source, target, promotion)
             # Cheap geometric checks first; legality (the costly part) last.
-            if _explains(board, move, physical, diff) and is_safe(board, move):
+            if _explains(board, move, physical, diff) and is_safe(board, move, check):
                 return move  # pseudo-legal and leaves no king in check: legal
     return None
 
 
-def is_safe(board: chess.Board, move: chess.Move) -> bool:
+def reaches(board: chess.Board, origin: chess.Square, target: chess.Square) -> bool:
+    """``board.is_pseudo_legal(chess.Move(origin, target))``, from the bitboards.
+
+    python-chess reads the piece type square by square and, for a pawn, runs its move generator;
+    here a few table lookups decide. A king's move that may be castling (to a square of the
+    castling rights, or from e1 or e8 to a castling king's square), a pawn's to the en passant
+    square and any move on a Chess960 board are left to python-chess.
+    """
+    here = _BB[origin]
+    turn = board.turn
+    ours = board.occupied_co[turn]
+    if not ours & here:
+        return False  # no piece of the side to move there
+    if board.chess960:
+        return board.is_pseudo_legal(chess.Move(origin, target))
+    there = _BB[target]
+    if board.kings & here:
+        if board.castling_rights & there or (origin in _KING_HOMES and there & _CASTLED):
+            return board.is_pseudo_legal(chess.Move(origin, target))  # castling, maybe
+        return not ours & there and bool(_KING_ATTACKS[origin] & there)
+    if ours & there:
+        return False
+    if board.pawns & here:
+        if target == board.ep_square:
+            return board.is_pseudo_legal(chess.Move(origin, target))
+        if target >> 3 in (0, 7):
+            return False  # only a promotion goes there
+        if _PAWN_ATTACKS[turn][origin] & there:
+            return bool(board.occupied_co[not turn] & there)
+        occupied = board.occupied
+        step = 8 if turn == chess.WHITE else -8
+        if target == origin + step:
+            return not occupied & there
+        if target == origin + 2 * step:
+            # python-chess's generator: the single step's square and the target empty, and the
+            # target on the ranks a double step from the second rank (or the first) reaches.
+            double = _DOUBLE_WHITE if turn == chess.WHITE else _DOUBLE_BLACK
+            return not occupied & (there | _BB[origin + step]) and bool(there & double)
+        return False
+    if board.knights & here:
+        return bool(_KNIGHT_ATTACKS[origin] & there)
+    occupied = board.occupied
+    attacks = 0
+    if board.bishops & here or board.queens & here:
+        attacks = _DIAG_ATTACKS[origin][_DIAG_MASKS[origin] & occupied]
+    if board.rooks & here or board.queens & here:
+        attacks |= (
+            _RANK_ATTACKS[origin][_RANK_MASKS[origin] & occupied]
+            | _FILE_ATTACKS[origin][_FILE_MASKS[origin] & occupied]
+        )
+    return bool(attacks & there)
+
+
+_BB: Final = chess.BB_SQUARES
+_KING_ATTACKS: Final = chess.BB_KING_ATTACKS
+_KNIGHT_ATTACKS: Final = chess.BB_KNIGHT_ATTACKS
+_PAWN_ATTACKS: Final = chess.BB_PAWN_ATTACKS
+_DIAG_ATTACKS: Final = chess.BB_DIAG_ATTACKS
+_DIAG_MASKS: Final = chess.BB_DIAG_MASKS
+_RANK_ATTACKS: Final = chess.BB_RANK_ATTACKS
+_RANK_MASKS: Final = chess.BB_RANK_MASKS
+_FILE_ATTACKS: Final = chess.BB_FILE_ATTACKS
+_FILE_MASKS: Final = chess.BB_FILE_MASKS
+_BETWEEN: Final = tuple(tuple(chess.between(a, b) for b in chess.SQUARES) for a in chess.SQUARES)
+"""``[a][b]``: the squares strictly between ``a`` and ``b`` on their line (``chess.between``)."""
+_RAYS: Final = chess.BB_RAYS
+_DOUBLE_WHITE: Final = chess.BB_RANK_3 | chess.BB_RANK_4
+_DOUBLE_BLACK: Final = chess.BB_RANK_6 | chess.BB_RANK_5
+_KING_HOMES: Final = (chess.E1, chess.E8)
+_CASTLED: Final = chess.BB_C1 | chess.BB_G1 | chess.BB_C8 | chess.BB_G8
+"""Where a castling king goes (python-chess's encoding of castling from e1 or e8); its other
+encoding, the king onto the rook, goes to a square of the castling rights."""
+
+
+def is_safe(board: chess.Board, move: chess.Move, check: bool | None = None) -> bool:
     """``not board.is_into_check(move)`` for a pseudo-legal ``move``, cheaply when it is clear.
 
-    A piece other than the king, on no line through its king, cannot be pinned: when the king is
-    not in check, its move (en passant aside: the victim may be pinned) is safe.
+    ``check``: whether the side to move is in check, if the caller knows it. With the king not
+    in check, a move of a piece other than the king (en passant aside: the victim may be pinned)
+    is safe unless the piece is pinned - the only piece between its king and an opponent's rook,
+    bishop or queen on that line - and leaves the line: python-chess's own test, for that one
+    line instead of every line through the king.
     """
-    king = board.king(board.turn)
+    turn = board.turn
+    kings = board.kings & board.occupied_co[turn] & ~board.promoted
     origin = move.from_square
-    if (
-        king is not None
-        and origin != king
-        and not _LINES[king] & chess.BB_SQUARES[origin]
-        and move.to_square != board.ep_square
-        and not board.attackers_mask(not board.turn, king)
-    ):
-        return True
+    if kings and not kings & _BB[origin] and move.to_square != board.ep_square:
+        king = kings.bit_length() - 1
+        if check is None:
+            check = bool(board.attackers_mask(not turn, king))
+        if not check:
+            if not _LINES[king] & _BB[origin]:
+                return True  # on no line through its king: it cannot be pinned
+            occupied = board.occupied
+            if _BETWEEN[king][origin] & occupied:
+                return True  # another piece stands between it and its king
+            beyond = _BEYOND[king][origin] & occupied
+            if not beyond:
+                return True
+            # The first piece past ``origin`` on the line from the king.
+            first = beyond & -beyond if origin > king else 1 << (beyond.bit_length() - 1)
+            if king >> 3 == origin >> 3 or king & 7 == origin & 7:
+                snipers = board.rooks | board.queens
+            else:
+                snipers = board.bishops | board.queens
+            if not first & snipers & board.occupied_co[not turn]:
+                return True  # no rook, bishop or queen of the opponent behind it on the line
+            return bool(_RAYS[origin][move.to_square] & _BB[king])  # pinned: along the line
     return not board.is_into_check(move)
 
 
@@ -311,12 +505,13 @@ def board_of(
     return board
 
 
-def is_ambiguous(board: chess.Board, move: chess.Move) -> bool:
+def is_ambiguous(board: chess.Board, move: chess.Move, check: bool | None = None) -> bool:
     """Whether the piece of ``move`` could still be on its way to another legal move.
 
     True when another legal move of the same piece goes further along the line through
     ``move.to_square`` (a slide passing by, a pawn passing its third rank, a king passing f1 on
     the way to castle) or when ``move`` is the rook half of a legal castling (rook first).
+    ``check``: whether the side to move is in check, if the caller knows it.
     """
     piece = board.piece_type_at(move.from_square)
     origin, target = move.from_square, move.to_square
@@ -340,7 +535,7 @@ def is_ambiguous(board: chess.Board, move: chess.Move) -> bool:
     following = _NEXT[origin][target]
     if following < 0 or board.occupied & chess.BB_SQUARES[target]:
         return False  # the end of the line, or a capture: the piece cannot pass the victim
-    if not board.is_check():
+    if not (board.is_check() if check is None else check):
         # Not in check, and ``move`` is legal: a pin cannot stop the piece going on along the
         # same line, so one square's occupancy decides (no legality search per square).
         return not board.occupied_co[board.turn] & chess.BB_SQUARES[following]

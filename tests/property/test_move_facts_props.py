@@ -1,7 +1,9 @@
 """The facts of a recorded move, written the quick way, are python-chess's.
 
 The engine writes a move's SAN (``positions.san_body`` and the check suffix) and answers with
-shortcuts of its own whether a pseudo-legal move leaves its king safe (``positions.is_safe``),
+shortcuts of its own whether a move is pseudo-legal (``positions.reaches``), whether a
+pseudo-legal move leaves its king safe (``positions.is_safe``), whether the side to move is in
+check (``positions.in_check``), which squares a move changes (``positions.move_changes``),
 whether a move's piece may still be on its way (``positions.is_ambiguous``), whether the side to
 move has a legal move (``positions.has_legal_move``) and whether the game ended
 (``judge.ending_after_move``). Here each is compared with
@@ -64,17 +66,37 @@ def reference_ambiguous(board: chess.Board, move: chess.Move) -> bool:
     return False
 
 
+def reference_changes(board: chess.Board, move: chess.Move) -> dict[chess.Square, object]:
+    """The squares ``move`` changes and what stands on them after it, by making it."""
+    after = board.copy(stack=False)
+    after.push(move)
+    return {
+        sq: after.piece_at(sq) for sq in chess.SQUARES if after.piece_at(sq) != board.piece_at(sq)
+    }
+
+
 def check_position(board: chess.Board) -> None:
     """The facts of ``board`` and of every legal move of it, against python-chess."""
     check = board.is_check()
+    assert positions.in_check(board) == check
+    squares = positions.squares_of(board)
+    assert squares == [board.piece_at(sq) for sq in chess.SQUARES]
+    ranks = [positions.rank_text(squares, rank) for rank in range(8)]
+    assert positions.fen(board, ranks) == board.fen()
     assert positions.has_legal_move(board, check) == any(board.legal_moves)
     for move in board.pseudo_legal_moves:
-        assert positions.is_safe(board, move) == (not board.is_into_check(move)), move.uci()
+        safe = not board.is_into_check(move)
+        assert positions.is_safe(board, move) == safe, move.uci()
+        assert positions.is_safe(board, move, check) == safe, move.uci()
     for move in board.legal_moves:
         san = board.san(move)
         assert positions.san_body(board, move) == san.rstrip("+#"), move.uci()
+        changes = positions.move_changes(board, move)
+        assert dict(changes) == reference_changes(board, move), move.uci()
+        assert len(changes) == len(dict(changes)), move.uci()
         ambiguous = positions.is_ambiguous(board, move)
         assert ambiguous == reference_ambiguous(board, move), move.uci()
+        assert positions.is_ambiguous(board, move, check) == ambiguous, move.uci()
         if ambiguous:
             event("a move that may go on")
         written = _PIECE_MOVE.match(san.rstrip("+#"))
@@ -157,3 +179,32 @@ def test_the_facts_of_a_crowded_position_are_python_chess_s(board: chess.Board) 
         if expected is not None:
             event(f"position: {expected.reason}")
         assert judge.ending_after_move(board, edition) == expected
+
+
+@st.composite
+def placements(draw: st.DrawFn) -> chess.Board:
+    """Any placement python-chess accepts, legal or not: pawns on the first and last ranks, kings
+    missing or several, castling rights and an en passant square drawn at random."""
+    board = chess.Board(None)
+    kinds = st.sampled_from(chess.PIECE_TYPES)
+    for square in draw(st.lists(st.sampled_from(chess.SQUARES), max_size=24, unique=True)):
+        board.set_piece_at(square, chess.Piece(draw(kinds), draw(st.booleans())))
+    if draw(st.booleans(), label="kings at home, rooks in the corners"):
+        for square, piece in ((chess.E1, "K"), (chess.E8, "k"), (chess.A1, "R"), (chess.H8, "r")):
+            board.set_piece_at(square, chess.Piece.from_symbol(piece))
+    board.turn = draw(st.booleans())
+    board.castling_rights = draw(st.sampled_from([0, chess.BB_CORNERS]))
+    board.ep_square = draw(st.one_of(st.none(), st.sampled_from(chess.SQUARES)))
+    board.chess960 = draw(st.booleans()) and draw(st.booleans())
+    return board
+
+
+@settings(max_examples=300, deadline=None)
+@given(board=placements())
+@example(board=chess.Board("4k3/8/8/8/8/8/8/P3K2R w K - 0 1"))  # a pawn on its first rank
+@example(board=chess.Board("r3k2r/8/8/3pP3/8/8/8/R3K2R w KQkq d6 0 1"))  # castling, en passant
+def test_reaches_is_python_chess_s_pseudo_legality(board: chess.Board) -> None:
+    for origin in chess.SquareSet(board.occupied):  # an empty square: python-chess says no
+        for target in chess.SQUARES:
+            expected = board.is_pseudo_legal(chess.Move(origin, target))
+            assert positions.reaches(board, origin, target) == expected, (origin, target)
