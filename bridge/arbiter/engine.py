@@ -114,6 +114,7 @@ from bridge.arbiter.irregular import (
     Irregularities,
     Ply,
     Previous,
+    Stood,
 )
 from drivers.events import (
     BoardEvent,
@@ -260,18 +261,25 @@ class Arbiter(Irregularities):
 
     def feed(self, event: BoardEvent, now: float) -> list[Fact]:
         """Take one physical event; return the facts it establishes."""
-        match event:
-            case SquareEmptied(square=square):
-                square = self._frame(square)
+        # The three frequent kinds first, without the patterns below.
+        if isinstance(event, ClockReading):
+            return self._on_clock(event, now)
+        if isinstance(event, SquareOccupied):
+            square = 63 - event.square if self.rotated else event.square
+            piece = event.piece
+            if isinstance(piece, chess.Piece):  # ``_identify``, written out
                 self._inferred.discard(square)
-                return self._on_square(square, None, now, event.at)
-            case SquareOccupied(square=square, piece=piece):
-                square = self._frame(square)
-                return self._on_square(square, self._identify(square, piece), now, event.at)
+                placed = positions.PIECES[piece.color][piece.piece_type]
+            else:
+                placed = self._identify(square, piece)
+            return self._on_square(square, placed, now, event.at)
+        if isinstance(event, SquareEmptied):
+            square = 63 - event.square if self.rotated else event.square
+            self._inferred.discard(square)
+            return self._on_square(square, None, now, event.at)
+        match event:
             case BoardSnapshot():
                 return self._on_snapshot(event, now)
-            case ClockReading():
-                return self._on_clock(event, now)
             case BoardInfo() | ClockButton() | FrameDropped():
                 return []
             case _:
@@ -284,7 +292,7 @@ class Arbiter(Irregularities):
             due = self._candidate.deadline
         elif self._unexplained is not None:
             due = self._unexplained + MISMATCH_AFTER
-        elif self._watch_still():
+        elif self._diff and self._watch_still():
             due = self._last_change + self.config.illegal_after
         if self._knock_at is None and self._centre_at is None:
             return due  # the usual case: nothing else to wait for
@@ -491,7 +499,15 @@ class Arbiter(Irregularities):
         self._suspended = None
         if cand is not None or suspended is not None:
             facts.extend(self._pending(square, old, piece, cand, suspended, now))
-        self._set(square, piece)
+        self._physical[square] = piece  # ``_set``, written out
+        was = self._game[square]
+        if was is piece or (was is not None and piece is not None and was == piece):
+            self._diff.discard(square)
+        else:
+            self._diff.add(square)
+        irregular = self._irregular
+        if irregular is not None and irregular.stood is not None:
+            self._set_stood(irregular.stood, square, piece)
         self._last_change = now
         self._still_reported = False
         if self._bursts.feed(square, old, piece, now, self.board):
@@ -768,20 +784,13 @@ class Arbiter(Irregularities):
                     return None
         return solutions[0] if solutions else None
 
-    def _set(self, square: chess.Square, piece: chess.Piece | None) -> None:
-        self._physical[square] = piece
-        was = self._game[square]
-        if was is piece or (was is not None and piece is not None and was == piece):
-            self._diff.discard(square)
+    @staticmethod
+    def _set_stood(stood: Stood, square: chess.Square, piece: chess.Piece | None) -> None:
+        """A square changed while an illegal move may stand: where it differs from that."""
+        if piece == stood.squares[square]:
+            stood.diff.discard(square)
         else:
-            self._diff.add(square)
-        irregular = self._irregular
-        if irregular is not None and irregular.stood is not None:
-            stood = irregular.stood
-            if piece == stood.squares[square]:
-                stood.diff.discard(square)
-            else:
-                stood.diff.add(square)
+            stood.diff.add(square)
 
     def _touch(
         self,
@@ -791,7 +800,8 @@ class Arbiter(Irregularities):
         now: float,
         at: float,
     ) -> TouchReported:
-        ply = self.board.ply() + 1
+        board = self.board
+        ply = 2 * board.fullmove_number - 1 + (board.turn == chess.BLACK)  # board.ply() + 1
         self._ply.squares.append(square)
         if new is None:
             assert old is not None
@@ -949,9 +959,8 @@ class Arbiter(Irregularities):
             if all(physical[sq] is None for sq in self._diff):
                 return []
         revision = False
-        move = positions.find_move(
-            self.board, self._game, self._physical, self._diff, self._in_check()
-        )
+        check = self._in_check()
+        move = positions.find_move(self.board, self._game, self._physical, self._diff, check)
         if move is None and irregular is not None and irregular.stood is not None:
             stands = self._reply_to_illegal(irregular, now)
             if stands:
@@ -970,7 +979,7 @@ class Arbiter(Irregularities):
         if revision:
             ambiguous = positions.is_ambiguous(self._prev_board(), move)
         else:
-            ambiguous = positions.is_ambiguous(self.board, move, self._in_check())
+            ambiguous = positions.is_ambiguous(self.board, move, check)
         # A promotion the board cannot see may still be the pawn, about to be swapped for the
         # new piece: it waits for the dwell like a piece that may slide on.
         if ambiguous or (move.promotion and move.to_square in self._inferred):
@@ -1056,7 +1065,7 @@ class Arbiter(Irregularities):
         # The SAN's check suffix and the end of the game share one check test and one search
         # for a legal reply (python-chess's san_and_push and an ending check made each their own).
         san = positions.san_body(board, move)
-        board.push(move)
+        positions.push(board, move)
         check = positions.in_check(board)
         self._check_of = (board, board._stack[-1], check)
         ending = judge.ending_after_move(board, self.edition, check=check)
@@ -1096,7 +1105,7 @@ class Arbiter(Irregularities):
         self._pressed_for = None
         facts: list[Fact] = [
             MovePlayed(
-                ply=board.ply(),
+                ply=2 * board.fullmove_number - 2 + (board.turn == chess.BLACK),  # board.ply()
                 move=move,
                 san=san,
                 fen=positions.fen(board, ranks),
@@ -1120,7 +1129,7 @@ class Arbiter(Irregularities):
         """Article 4 and 6.7 alerts for ``move``, about to be made on ``self.board``."""
         board = self.board
         color = board.turn
-        ply = board.ply() + 1
+        ply = 2 * board.fullmove_number - 1 + (color == chess.BLACK)  # board.ply() + 1
         edition = self.edition
         found: list[alerts.Alert | None] = []
         if superseded is not None:
@@ -1135,9 +1144,13 @@ class Arbiter(Irregularities):
             return [self._raise(alert, now) for alert in found if alert is not None]
         raised: list[AlertRaised] = []
         touches = self._ply.touches
-        breach = judge.touch_breach(board, move, touches, edition, self.config.same_scan)
-        if breach is not None:
-            raised.append(self._raise(alerts.touch_breach(breach, move, color, ply), now))
+        origin = move.from_square
+        # Only the moving piece touched, and no king (castling has its own obligations): no
+        # breach (``touch_breach``'s first answer, without the call).
+        if board.kings & chess.BB_SQUARES[origin] or any(t.square != origin for t in touches):
+            breach = judge.touch_breach(board, move, touches, edition, self.config.same_scan)
+            if breach is not None:
+                raised.append(self._raise(alerts.touch_breach(breach, move, color, ply), now))
         if move.promotion:
             chosen = self._ply.promoted.get(move.to_square)
             if chosen is not None and chosen != move.promotion:

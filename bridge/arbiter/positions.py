@@ -158,6 +158,102 @@ def _same_kind_attackers(board: chess.Board, piece: chess.PieceType, square: che
     return attacks & board.pieces_mask(piece, board.turn)
 
 
+def push(board: chess.Board, move: chess.Move) -> None:
+    """``board.push(move)``: the usual move of a legal game written out, the rest python-chess's.
+
+    python-chess's push makes about a dozen Python calls (a piece read square by square, castling
+    and Chess960 encodings, the fifty-move test). A move of a pawn (not en passant), knight,
+    bishop, rook or queen of the side to move, not a promotion and capturing no king, on a
+    standard board with moves already on its stack changes what python-chess's does, in the same
+    way, here; anything else is python-chess's own push.
+    """
+    origin, target = move.from_square, move.to_square
+    here, there = _BB[origin], _BB[target]
+    turn = board.turn
+    occupied_co = board.occupied_co
+    if (
+        type(board) is not chess.Board
+        or board.chess960
+        or move.promotion
+        or move.drop
+        or origin == target
+        or not board._stack
+        or not occupied_co[turn] & here
+        or (board.kings & (here | there))
+        or (board.pawns & here and target == board.ep_square)
+    ):
+        board.push(move)
+        return
+    state = chess._BoardState(board)
+    board.move_stack.append(move)
+    board._stack.append(state)
+    board.ep_square = None
+    board.halfmove_clock += 1
+    if turn == chess.BLACK:
+        board.fullmove_number += 1
+    if (here | there) & (board.pawns | occupied_co[not turn]):
+        board.halfmove_clock = 0
+    promoted = board.promoted & here
+    # The piece leaves its square.
+    if board.pawns & here:
+        board.pawns ^= here
+        piece = chess.PAWN
+    elif board.knights & here:
+        board.knights ^= here
+        piece = chess.KNIGHT
+    elif board.bishops & here:
+        board.bishops ^= here
+        piece = chess.BISHOP
+    elif board.rooks & here:
+        board.rooks ^= here
+        piece = chess.ROOK
+    else:
+        board.queens ^= here
+        piece = chess.QUEEN
+    board.occupied ^= here
+    occupied_co[chess.WHITE] &= ~here
+    occupied_co[chess.BLACK] &= ~here
+    board.promoted &= ~here
+    board.castling_rights &= ~there & ~here
+    if piece == chess.PAWN:
+        if target - origin == 16 and origin >> 3 == 1:
+            board.ep_square = origin + 8
+        elif target - origin == -16 and origin >> 3 == 6:
+            board.ep_square = origin - 8
+    # A victim leaves the target square.
+    if board.occupied & there:
+        if board.pawns & there:
+            board.pawns ^= there
+        elif board.knights & there:
+            board.knights ^= there
+        elif board.bishops & there:
+            board.bishops ^= there
+        elif board.rooks & there:
+            board.rooks ^= there
+        else:
+            board.queens ^= there
+        board.occupied ^= there
+        occupied_co[chess.WHITE] &= ~there
+        occupied_co[chess.BLACK] &= ~there
+        board.promoted &= ~there
+    # The piece stands on it.
+    if piece == chess.PAWN:
+        board.pawns |= there
+    elif piece == chess.KNIGHT:
+        board.knights |= there
+    elif piece == chess.BISHOP:
+        board.bishops |= there
+    elif piece == chess.ROOK:
+        board.rooks |= there
+    else:
+        board.queens |= there
+    board.occupied ^= there
+    occupied_co[turn] ^= there
+    if promoted:
+        board.promoted ^= there
+    board.turn = not turn
+
+
 def in_check(board: chess.Board) -> bool:
     """``board.is_check()``: python-chess's test written in one call (it makes four)."""
     turn = board.turn

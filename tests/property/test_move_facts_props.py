@@ -3,7 +3,8 @@
 The engine writes a move's SAN (``positions.san_body`` and the check suffix) and answers with
 shortcuts of its own whether a move is pseudo-legal (``positions.reaches``), whether a
 pseudo-legal move leaves its king safe (``positions.is_safe``), whether the side to move is in
-check (``positions.in_check``), which squares a move changes (``positions.move_changes``),
+check (``positions.in_check``), which squares a move changes (``positions.move_changes``), the
+position after it (``positions.push``),
 whether a move's piece may still be on its way (``positions.is_ambiguous``), whether the side to
 move has a legal move (``positions.has_legal_move``) and whether the game ended
 (``judge.ending_after_move``). Here each is compared with
@@ -208,3 +209,35 @@ def test_reaches_is_python_chess_s_pseudo_legality(board: chess.Board) -> None:
         for target in chess.SQUARES:
             expected = board.is_pseudo_legal(chess.Move(origin, target))
             assert positions.reaches(board, origin, target) == expected, (origin, target)
+
+
+def _state(board: chess.Board) -> tuple[object, ...]:
+    """Everything a push changes: the placement, the rights, the counters, the stacks' tops."""
+    top = vars(board._stack[-1]) if board._stack else None
+    return (
+        (board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings),
+        (board.occupied, *board.occupied_co, board.promoted),
+        (board.turn, board.castling_rights, board.ep_square),
+        (board.halfmove_clock, board.fullmove_number),
+        (len(board._stack), top, board.move_stack[-3:]),
+    )
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(board=games())
+def test_push_is_python_chess_s(board: chess.Board) -> None:
+    replay = board.root()
+    for played in [*board.move_stack, None]:
+        before = _state(replay)
+        for move in replay.legal_moves:
+            if replay.promoted & chess.BB_SQUARES[move.from_square]:
+                event("a promoted piece moved")
+            positions.push(replay, move)
+            ours = _state(replay)
+            replay.pop()
+            assert _state(replay) == before
+            replay.push(move)
+            assert ours == _state(replay), move.uci()
+            replay.pop()
+        if played is not None:
+            replay.push(played)
