@@ -1088,7 +1088,11 @@ class Arbiter(Irregularities):
             if now_on is not was and (now_on is None or was is None or now_on != was):
                 diff.add(sq)
         self._diff = diff
-        touched = tuple(dict.fromkeys(ply.squares))
+        squares = ply.squares
+        if len(squares) == 2 and squares[0] != squares[1]:
+            touched: tuple[chess.Square, ...] = (squares[0], squares[1])  # a lift, a place
+        else:
+            touched = tuple(dict.fromkeys(squares))
         self._ply = Ply()
         self._irregular = None
         self._judged = None
@@ -1147,7 +1151,12 @@ class Arbiter(Irregularities):
         origin = move.from_square
         # Only the moving piece touched, and no king (castling has its own obligations): no
         # breach (``touch_breach``'s first answer, without the call).
-        if board.kings & chess.BB_SQUARES[origin] or any(t.square != origin for t in touches):
+        ask = bool(board.kings & chess.BB_SQUARES[origin])
+        for touch in touches:
+            if touch.square != origin:
+                ask = True
+                break
+        if ask:
             breach = judge.touch_breach(board, move, touches, edition, self.config.same_scan)
             if breach is not None:
                 raised.append(self._raise(alerts.touch_breach(breach, move, color, ply), now))

@@ -214,7 +214,24 @@ def _breach(board: chess.Board, touch: Touch, article: str, obligation: str) -> 
 
 
 def _can_move(board: chess.Board, square: chess.Square) -> bool:
-    return any(True for _ in board.generate_legal_moves(chess.BB_SQUARES[square]))
+    """Whether the piece on ``square`` has a legal move (false if it is not the mover's).
+
+    A slide's lifts from the squares it crossed are touches where the game has no piece: no
+    move generation for those. A knight, bishop, rook or queen on no line through its king, the
+    king not in check, has a legal move if it attacks a square without a piece of its own.
+    """
+    here = chess.BB_SQUARES[square]
+    ours = board.occupied_co[board.turn]
+    if not ours & here:
+        return False  # every legal move starts from a piece of the side to move
+    if (
+        not (board.pawns | board.kings) & here
+        and board.attacks_mask(square) & ~ours
+        and not positions.on_king_line(board, square)
+        and not positions.in_check(board)
+    ):
+        return True
+    return any(True for _ in board.generate_legal_moves(here))
 
 
 def _can_be_captured(board: chess.Board, square: chess.Square) -> bool:
@@ -419,7 +436,12 @@ def ending_after_move(
         return Ending(result="1/2-1/2", reason="dead position", article=edition.dead_position)
     if edition.seventy_five and board.halfmove_clock >= 150:
         return Ending(result="1/2-1/2", reason="75 moves", article=edition.seventy_five)
-    if edition.fivefold and _may_repeat(board, 5) and board.is_fivefold_repetition():
+    if (
+        edition.fivefold
+        and board.halfmove_clock >= 16  # ``_may_repeat``'s first test, without the call
+        and _may_repeat(board, 5)
+        and board.is_fivefold_repetition()
+    ):
         return Ending(result="1/2-1/2", reason="fivefold repetition", article=edition.fivefold)
     return None
 

@@ -277,6 +277,15 @@ def in_check(board: chess.Board) -> bool:
     )
 
 
+def on_king_line(board: chess.Board, square: chess.Square) -> bool:
+    """Whether ``square`` is on a rank, file or diagonal through the king of the side to move
+    (a piece elsewhere cannot be pinned); true when that king is missing or not alone."""
+    kings = board.occupied_co[board.turn] & board.kings & ~board.promoted
+    if not kings or kings & (kings - 1):
+        return True
+    return bool(_LINES[kings.bit_length() - 1] & _BB[square])
+
+
 def has_legal_move(board: chess.Board, check: bool) -> bool:
     """``any(board.generate_legal_moves())``, answered without a search in most positions.
 

@@ -4,13 +4,13 @@ The engine writes a move's SAN (``positions.san_body`` and the check suffix) and
 shortcuts of its own whether a move is pseudo-legal (``positions.reaches``), whether a
 pseudo-legal move leaves its king safe (``positions.is_safe``), whether the side to move is in
 check (``positions.in_check``), which squares a move changes (``positions.move_changes``), the
-position after it (``positions.push``),
-whether a move's piece may still be on its way (``positions.is_ambiguous``), whether the side to
-move has a legal move (``positions.has_legal_move``) and whether the game ended
-(``judge.ending_after_move``). Here each is compared with
-python-chess's plain answer: on random games (with players who often undo their last move, so
-that positions repeat up to fivefold and beyond) and on random positions with many pieces of one
-kind (disambiguation, pins, checks, stalemates, bare material).
+position after it (``positions.push``), whether a move's piece may still be on its way
+(``positions.is_ambiguous``), whether a piece or the side to move has a legal move
+(``judge._can_move``, ``positions.has_legal_move``) and whether the game ended
+(``judge.ending_after_move``). Here each is compared with python-chess's plain answer: on random
+games (with players who often undo their last move, so that positions repeat up to fivefold and
+beyond), on random positions with many pieces of one kind (disambiguation, pins, checks,
+stalemates, bare material) and, for pseudo-legality, on any placement python-chess accepts.
 """
 
 from __future__ import annotations
@@ -69,17 +69,36 @@ def reference_ambiguous(board: chess.Board, move: chess.Move) -> bool:
 
 def reference_changes(board: chess.Board, move: chess.Move) -> dict[chess.Square, object]:
     """The squares ``move`` changes and what stands on them after it, by making it."""
-    after = board.copy(stack=False)
-    after.push(move)
-    return {
-        sq: after.piece_at(sq) for sq in chess.SQUARES if after.piece_at(sq) != board.piece_at(sq)
-    }
+    before = _bitboards(board)
+    board.push(move)
+    try:
+        changed = 0
+        for was, now in zip(before, _bitboards(board), strict=True):
+            changed |= was ^ now  # a square changes when the kind or colour on it does
+        return {sq: board.piece_at(sq) for sq in chess.SquareSet(changed)}
+    finally:
+        board.pop()
+
+
+def _bitboards(board: chess.Board) -> tuple[int, ...]:
+    return (
+        board.pawns,
+        board.knights,
+        board.bishops,
+        board.rooks,
+        board.queens,
+        board.kings,
+        *board.occupied_co,
+    )
 
 
 def check_position(board: chess.Board) -> None:
     """The facts of ``board`` and of every legal move of it, against python-chess."""
     check = board.is_check()
     assert positions.in_check(board) == check
+    for square in chess.SquareSet(board.occupied):  # a legal move starts from a piece
+        movable = any(board.generate_legal_moves(chess.BB_SQUARES[square]))
+        assert judge._can_move(board, square) == movable, chess.square_name(square)
     squares = positions.squares_of(board)
     assert squares == [board.piece_at(sq) for sq in chess.SQUARES]
     ranks = [positions.rank_text(squares, rank) for rank in range(8)]
