@@ -4,10 +4,13 @@ For every move of a stream's games (``engine_bench``'s streams, the same seeds),
 before the move is set up as the engine sees it at the event that completes the move (the game's
 squares, the board's squares with the move made, the squares that differ), and each step of the
 engine's path is timed on it by itself, many times over: reading the move off the squares
-(``find_move``), asking whether its piece may go on (``is_ambiguous``), the touch-move check with
-the mover's own lift (``touch_breach``), the squares it changes, its SAN, python-chess's push,
+(``find_move``, told whether the side to move is in check, as the engine keeps it per position),
+asking whether its piece may go on (``is_ambiguous``), the touch-move check with the mover's own
+lift (``touch_breach``, which the engine skips when only the moving piece, not a king, was
+touched), the squares it changes, its SAN, the push (``positions.push``, and python-chess's pop),
 the check test, the end-of-game test and the FEN (two ranks redrawn). python-chess's own calls for
-the same facts are timed alongside (``san``, a legal-move search, ``is_legal``). The whole event
+the same facts are timed alongside (``san``, its push, its check test, a legal-move search,
+``is_legal``). The whole event
 is then timed as ``engine_bench`` times it, on the same games in this process, so that the sum of
 the parts can be set against it: the rest is the engine's bookkeeping (the touch fact, the move
 fact, the squares that differ, the state of the turn).
@@ -46,10 +49,15 @@ def parts_of(board: chess.Board, move: chess.Move) -> dict[str, Part]:
     after = board.copy(stack=8)
     after.push(move)
     check = after.is_check()
+    in_check = board.is_check()
     ranks = [positions.rank_text(physical, rank) for rank in range(8)]
     redraw = sorted({chess.square_rank(sq) for sq, _ in changes})
 
     def push_pop() -> None:
+        positions.push(board, move)
+        board.pop()
+
+    def chess_push_pop() -> None:
         board.push(move)
         board.pop()
 
@@ -59,16 +67,18 @@ def parts_of(board: chess.Board, move: chess.Move) -> dict[str, Part]:
         return positions.fen(after, ranks)
 
     return {
-        "find_move": lambda: positions.find_move(board, game, physical, diff),
-        "is_ambiguous": lambda: positions.is_ambiguous(board, move),
+        "find_move": lambda: positions.find_move(board, game, physical, diff, in_check),
+        "is_ambiguous": lambda: positions.is_ambiguous(board, move, in_check),
         "touch_breach": lambda: judge.touch_breach(board, move, touches, edition, 0.04),
         "move_changes": lambda: positions.move_changes(board, move),
         "san_body": lambda: positions.san_body(board, move),
         "push + pop": push_pop,
-        "is_check": after.is_check,
+        "is_check": lambda: positions.in_check(after),
         "ending_after_move": lambda: judge.ending_after_move(after, edition, check=check),
         "fen (2 ranks redrawn)": fen,
         "python-chess san": lambda: board.san(move),
+        "python-chess push + pop": chess_push_pop,
+        "python-chess is_check": after.is_check,
         "python-chess legal search": lambda: any(True for _ in after.generate_legal_moves()),
         "python-chess is_legal": lambda: board.is_legal(move),
     }
