@@ -358,21 +358,16 @@ class Arbiter(Irregularities):
         cached = self._times
         if cached is not None and cached[0] is reading and cached[1] is self._white_side:
             return cached[2]  # every move and press between two clock messages asks again
-        times = self._times_of(reading, self._white_side)
-        self._times = (reading, self._white_side, times)
-        return times
-
-    @staticmethod
-    def _times_of(reading: ClockReading, white_side: ClockSide) -> ClockTimes:
-        white_left = white_side is ClockSide.LEFT
+        white_side = self._white_side
         running: chess.Color | None = None
         if reading.running:
             running = chess.WHITE if reading.lever_high is white_side else chess.BLACK
-        return ClockTimes(
-            white=reading.left if white_left else reading.right,
-            black=reading.right if white_left else reading.left,
-            running=running,
-        )
+        if white_side is ClockSide.LEFT:
+            times = ClockTimes(white=reading.left, black=reading.right, running=running)
+        else:
+            times = ClockTimes(white=reading.right, black=reading.left, running=running)
+        self._times = (reading, white_side, times)
+        return times
 
     def last_seen(self) -> list[Occupant | None]:
         """The board as the engine last saw it, in the board's own frame (for its memory)."""
@@ -959,7 +954,14 @@ class Arbiter(Irregularities):
             if all(physical[sq] is None for sq in self._diff):
                 return []
         revision = False
-        check = self._in_check()
+        # ``_in_check``, written out: the answer kept with the game's last pushed state.
+        board = self.board
+        stack = board._stack
+        kept = self._check_of
+        if kept is not None and kept[0] is board and kept[1] is (stack[-1] if stack else None):
+            check = kept[2]
+        else:
+            check = self._in_check()
         move = positions.find_move(self.board, self._game, self._physical, self._diff, check)
         if move is None and irregular is not None and irregular.stood is not None:
             stands = self._reply_to_illegal(irregular, now)
@@ -1072,15 +1074,23 @@ class Arbiter(Irregularities):
         if check:
             san += "#" if ending is not None and ending.reason == judge.CHECKMATE else "+"
         self._san.append(san)
-        redraw = set()
-        for square, piece in changes:
-            game[square] = piece
-            redraw.add(square >> 3)
-        if superseded is not None:
-            redraw.update([sq >> 3 for sq in superseded.changed])
         ranks = self._ranks
-        for rank in redraw:
-            ranks[rank] = positions.rank_text(game, rank)
+        if len(changes) == 2 and superseded is None:  # the usual move: one or two ranks
+            (origin, _), (target, placed) = changes
+            game[origin] = None
+            game[target] = placed
+            ranks[origin >> 3] = positions.rank_text(game, origin >> 3)
+            if target >> 3 != origin >> 3:
+                ranks[target >> 3] = positions.rank_text(game, target >> 3)
+        else:
+            redraw = set()
+            for square, piece in changes:
+                game[square] = piece
+                redraw.add(square >> 3)
+            if superseded is not None:
+                redraw.update([sq >> 3 for sq in superseded.changed])
+            for rank in redraw:
+                ranks[rank] = positions.rank_text(game, rank)
         physical = self._physical
         diff = set()
         for sq in (*recheck, *changed):
@@ -1104,7 +1114,9 @@ class Arbiter(Irregularities):
         self._awaiting_press = None
         if self._pressed_for == color:
             self._completed = True  # his press came first, while a piece stood displaced
-        elif by is not CompletedBy.CLOCK and self._clock_running():
+        elif by is not CompletedBy.CLOCK and (
+            (clock := self._clock) is not None and clock.connected and clock.running
+        ):  # ``_clock_running``, written out
             self._awaiting_press = color
         self._pressed_for = None
         facts: list[Fact] = [
@@ -1148,15 +1160,7 @@ class Arbiter(Irregularities):
             return [self._raise(alert, now) for alert in found if alert is not None]
         raised: list[AlertRaised] = []
         touches = self._ply.touches
-        origin = move.from_square
-        # Only the moving piece touched, and no king (castling has its own obligations): no
-        # breach (``touch_breach``'s first answer, without the call).
-        ask = bool(board.kings & chess.BB_SQUARES[origin])
-        for touch in touches:
-            if touch.square != origin:
-                ask = True
-                break
-        if ask:
+        if not judge.obliges_nothing(board, move, touches):
             breach = judge.touch_breach(board, move, touches, edition, self.config.same_scan)
             if breach is not None:
                 raised.append(self._raise(alerts.touch_breach(breach, move, color, ply), now))

@@ -103,6 +103,26 @@ def touch_breach(
     return None
 
 
+def obliges_nothing(board: chess.Board, move: chess.Move, touches: Sequence[Touch]) -> bool:
+    """True when ``touch_breach`` would find no breach without asking it (the usual ply).
+
+    The move is not the king's (castling has its own obligations), and every touch is of the
+    moving piece on its square, or of a piece of the side to move on a square where the game
+    has none of its pieces: a slide's lifts from the squares it crossed. Such a piece cannot be
+    moved and no opponent's piece was touched, so only the moving piece obliges, and it moved.
+    """
+    origin = move.from_square
+    if board.kings & chess.BB_SQUARES[origin]:
+        return False
+    me = board.turn
+    ours = board.occupied_co[me]
+    for touch in touches:
+        square = touch.square
+        if square != origin and (touch.piece.color != me or ours & chess.BB_SQUARES[square]):
+            return False
+    return True
+
+
 def _rook_before_king(
     board: chess.Board,
     move: chess.Move,

@@ -324,24 +324,26 @@ def fen(board: chess.Board, ranks: Sequence[str]) -> str:
     """``board.fen()``, with the placement made of the eight ``rank_text`` strings (rank 1 first).
 
     The engine keeps those strings and redraws only the ranks a move changes: much cheaper than
-    python-chess's ``board_fen()``, which reads all 64 squares.
+    python-chess's ``board_fen()``, which reads all 64 squares. The en passant square is written
+    when a legal capture there exists, as python-chess does; a square no pawn of the side to move
+    attacks is settled without its search.
     """
+    turn = board.turn
     ep = board.ep_square
-    if ep is not None and not board.has_legal_en_passant():
+    if ep is not None and (
+        # No pawn of the side to move attacks the square (after most double steps): python-chess
+        # would find no capture there, and searching for one costs more than the rest of the FEN.
+        not board.pawns & board.occupied_co[turn] & _PAWN_ATTACKS[not turn][ep]
+        or not board.has_legal_en_passant()
+    ):
         ep = None
     castling = _CASTLING_CACHE.get(board.castling_rights)
     if castling is None:
         castling = _castling_text(board)
-    return " ".join(
-        (
-            "/".join(ranks[::-1]),
-            "w" if board.turn else "b",
-            castling,
-            "-" if ep is None else _NAMES[ep],
-            str(board.halfmove_clock),
-            str(board.fullmove_number),
-        )
-    )
+    placement = "/".join(ranks[::-1])
+    side = "w" if turn else "b"
+    square = "-" if ep is None else _NAMES[ep]
+    return f"{placement} {side} {castling} {square} {board.halfmove_clock} {board.fullmove_number}"
 
 
 def _castling_text(board: chess.Board) -> str:
@@ -618,24 +620,24 @@ def is_ambiguous(board: chess.Board, move: chess.Move, check: bool | None = None
     the way to castle) or when ``move`` is the rook half of a legal castling (rook first).
     ``check``: whether the side to move is in check, if the caller knows it.
     """
-    piece = board.piece_type_at(move.from_square)
     origin, target = move.from_square, move.to_square
-    if piece == chess.KNIGHT or move.promotion:
+    here = _BB[origin]  # the piece's kind read off the bitboards (``piece_type_at``)
+    if board.knights & here or move.promotion:
         return False
-    if piece == chess.PAWN:
+    if board.pawns & here:
         # Only a pawn's first step can go on: its double step (no other pawn move is two
         # squares along a line).
         step = 8 if board.turn == chess.WHITE else -8
         if target - origin != step or chess.square_rank(origin) != (1 if step > 0 else 6):
             return False
         return board.is_legal(chess.Move(origin, target + step))
-    if piece == chess.KING:
+    if board.kings & here:
         # A king goes two squares only to castle: one step along its rank, with rights left.
         following = _NEXT[origin][target]
         if not board.castling_rights or abs(target - origin) != 1 or following < 0:
             return False
         return board.is_legal(chess.Move(origin, following))
-    if piece == chess.ROOK and _is_castling_rook_move(board, move):
+    if board.rooks & here and _is_castling_rook_move(board, move):
         return True
     following = _NEXT[origin][target]
     if following < 0 or board.occupied & chess.BB_SQUARES[target]:

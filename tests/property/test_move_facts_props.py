@@ -192,6 +192,9 @@ def test_the_facts_of_every_position_of_a_game_are_python_chess_s(board: chess.B
 @example(board=chess.Board("4k3/8/8/8/4r3/8/4N3/4K2R w K - 0 1"))  # a pinned knight; O-O
 @example(board=chess.Board("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1"))  # Ra8#
 @example(board=chess.Board("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1"))  # rook first, king first
+@example(board=chess.Board("8/8/8/KPp4r/8/8/8/7k w - c6 0 1"))  # en passant pinned: no ep
+@example(board=chess.Board("7k/8/8/1Pp5/8/8/8/K7 w - c6 0 1"))  # en passant legal
+@example(board=chess.Board("7k/8/8/2p5/8/8/8/K7 w - c6 0 1"))  # no pawn attacks c6
 def test_the_facts_of_a_crowded_position_are_python_chess_s(board: chess.Board) -> None:
     check_position(board)
     for edition in EDITIONS:
@@ -260,3 +263,40 @@ def test_push_is_python_chess_s(board: chess.Board) -> None:
             replay.pop()
         if played is not None:
             replay.push(played)
+
+
+@st.composite
+def touched_moves(draw: st.DrawFn) -> tuple[chess.Board, chess.Move, list[judge.Touch]]:
+    """A legal move of a game position and the touches of its ply: often a slide's (the mover
+    lifted from squares without a piece of its side), sometimes any piece on any square."""
+    board = draw(st.one_of(games(), positions_with_many_pieces()))
+    legal = list(board.legal_moves)
+    assume(legal)
+    move = draw(st.sampled_from(legal))
+    mover = board.piece_at(move.from_square)
+    assert mover is not None
+    free = [sq for sq in chess.SQUARES if not board.occupied_co[board.turn] & chess.BB_SQUARES[sq]]
+    square = st.one_of(st.sampled_from(free), st.sampled_from(chess.SQUARES))
+    piece = st.one_of(
+        st.just(mover), st.builds(chess.Piece, st.sampled_from(chess.PIECE_TYPES), st.booleans())
+    )
+    touches = [judge.Touch(move.from_square, mover, 0.0)] if draw(st.booleans()) else []
+    for _ in range(draw(st.integers(0, 5), label="other touches")):
+        at = draw(st.sampled_from([0.0, 0.01, 0.5, 1.0]))
+        touches.append(judge.Touch(draw(square), draw(piece), at))
+    touches.sort(key=lambda t: t.at)
+    return board, move, touches
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=touched_moves(), simultaneous=st.sampled_from([0.0, 0.04]))
+def test_a_ply_that_obliges_nothing_has_no_breach(
+    case: tuple[chess.Board, chess.Move, list[judge.Touch]], simultaneous: float
+) -> None:
+    board, move, touches = case
+    if judge.obliges_nothing(board, move, touches):
+        event("obliges nothing")
+        for edition in EDITIONS:
+            assert judge.touch_breach(board, move, touches, edition, simultaneous) is None
+    else:
+        event("asked")
