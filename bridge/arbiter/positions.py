@@ -47,12 +47,19 @@ def move_changes(board: chess.Board, move: chess.Move) -> tuple[Change, ...]:
             (king_to, kinds[chess.KING]),
             (rook_to, kinds[chess.ROOK]),
         )
+    # The piece's kind read off its bitboard.
     if move.promotion:
         placed = kinds[move.promotion]
     elif board.pawns & here:
         placed = kinds[chess.PAWN]
+    elif board.knights & here:
+        placed = kinds[chess.KNIGHT]
+    elif board.bishops & here:
+        placed = kinds[chess.BISHOP]
+    elif board.rooks & here:
+        placed = kinds[chess.ROOK]
     else:
-        placed = kinds[_type_of(board, here)]
+        placed = kinds[chess.QUEEN if board.queens & here else chess.KING]
     if (
         target == board.ep_square
         and board.pawns & here
@@ -62,19 +69,6 @@ def move_changes(board: chess.Board, move: chess.Move) -> tuple[Change, ...]:
         victim = target + (-8 if color == chess.WHITE else 8)
         return ((origin, None), (target, placed), (victim, None))
     return ((origin, None), (target, placed))
-
-
-def _type_of(board: chess.Board, here: chess.Bitboard) -> chess.PieceType:
-    """``board.piece_type_at`` for the occupied square of ``here``."""
-    if board.pawns & here:
-        return chess.PAWN
-    if board.knights & here:
-        return chess.KNIGHT
-    if board.bishops & here:
-        return chess.BISHOP
-    if board.rooks & here:
-        return chess.ROOK
-    return chess.QUEEN if board.queens & here else chess.KING
 
 
 PIECES: Final = tuple(
@@ -127,8 +121,28 @@ def san_body(board: chess.Board, move: chess.Move) -> str:
     elif not board.occupied & here:
         return board.san(move).rstrip("+#")
     else:
-        piece = _type_of(board, here)
-        if _same_kind_attackers(board, piece, target) & ~here:
+        # The pieces of the side to move of the mover's kind that attack the target: a piece
+        # attacks a square exactly when the same piece on that square attacks it.
+        occupied = board.occupied
+        if board.knights & here:
+            piece = chess.KNIGHT
+            others = _KNIGHT_ATTACKS[target] & board.knights
+        elif board.bishops & here:
+            piece = chess.BISHOP
+            others = _DIAG_ATTACKS[target][_DIAG_MASKS[target] & occupied] & board.bishops
+        else:
+            lines = (
+                _RANK_ATTACKS[target][_RANK_MASKS[target] & occupied]
+                | _FILE_ATTACKS[target][_FILE_MASKS[target] & occupied]
+            )
+            if board.rooks & here:
+                piece = chess.ROOK
+                others = lines & board.rooks
+            else:
+                piece = chess.QUEEN
+                diagonals = _DIAG_ATTACKS[target][_DIAG_MASKS[target] & occupied]
+                others = (lines | diagonals) & board.queens
+        if others & board.occupied_co[board.turn] & ~here:
             return board.san(move).rstrip("+#")  # another piece of the kind may go there too
     capture = "x" if board.occupied_co[not board.turn] & _BB[target] else ""
     return _LETTERS[piece] + capture + _NAMES[target]
@@ -140,32 +154,15 @@ _PROMOTIONS: Final = {pt: "=" + chess.piece_symbol(pt).upper() for pt in chess.P
 _LETTERS: Final = {pt: chess.piece_symbol(pt).upper() for pt in chess.PIECE_TYPES}
 
 
-def _same_kind_attackers(board: chess.Board, piece: chess.PieceType, square: chess.Square) -> int:
-    """The pieces of the side to move of kind ``piece`` (not a pawn or king) that attack
-    ``square``: a piece attacks a square exactly when the same piece on that square attacks it.
-    """
-    occupied = board.occupied
-    attacks = 0
-    if piece == chess.KNIGHT:
-        attacks = chess.BB_KNIGHT_ATTACKS[square]
-    if piece in (chess.BISHOP, chess.QUEEN):
-        attacks |= chess.BB_DIAG_ATTACKS[square][chess.BB_DIAG_MASKS[square] & occupied]
-    if piece in (chess.ROOK, chess.QUEEN):
-        attacks |= (
-            chess.BB_RANK_ATTACKS[square][chess.BB_RANK_MASKS[square] & occupied]
-            | chess.BB_FILE_ATTACKS[square][chess.BB_FILE_MASKS[square] & occupied]
-        )
-    return attacks & board.pieces_mask(piece, board.turn)
-
-
 def push(board: chess.Board, move: chess.Move) -> None:
     """``board.push(move)``: the usual move of a legal game written out, the rest python-chess's.
 
     python-chess's push makes about a dozen Python calls (a piece read square by square, castling
     and Chess960 encodings, the fifty-move test). A move of a pawn (not en passant), knight,
-    bishop, rook or queen of the side to move, not a promotion and capturing no king, on a
-    standard board with moves already on its stack changes what python-chess's does, in the same
-    way, here; anything else is python-chess's own push.
+    bishop, rook or queen of the side to move, not a promotion and capturing no king nor a piece
+    of its own, on a standard board with moves already on its stack changes what python-chess's
+    does, in the same way, here (each bitboard changed once, the rights only when the move
+    touches a square of them); anything else is python-chess's own push.
     """
     origin, target = move.from_square, move.to_square
     here, there = _BB[origin], _BB[target]
@@ -179,6 +176,7 @@ def push(board: chess.Board, move: chess.Move) -> None:
         or origin == target
         or not board._stack
         or not occupied_co[turn] & here
+        or occupied_co[turn] & there
         or (board.kings & (here | there))
         or (board.pawns & here and target == board.ep_square)
     ):
@@ -187,41 +185,17 @@ def push(board: chess.Board, move: chess.Move) -> None:
     state = chess._BoardState(board)
     board.move_stack.append(move)
     board._stack.append(state)
-    board.ep_square = None
-    board.halfmove_clock += 1
+    moved = here | there
+    them = occupied_co[not turn]
+    pawn = board.pawns & here
+    if pawn or them & there:  # a pawn move or a capture
+        board.halfmove_clock = 0
+    else:
+        board.halfmove_clock += 1
     if turn == chess.BLACK:
         board.fullmove_number += 1
-    if (here | there) & (board.pawns | occupied_co[not turn]):
-        board.halfmove_clock = 0
-    promoted = board.promoted & here
-    # The piece leaves its square.
-    if board.pawns & here:
-        board.pawns ^= here
-        piece = chess.PAWN
-    elif board.knights & here:
-        board.knights ^= here
-        piece = chess.KNIGHT
-    elif board.bishops & here:
-        board.bishops ^= here
-        piece = chess.BISHOP
-    elif board.rooks & here:
-        board.rooks ^= here
-        piece = chess.ROOK
-    else:
-        board.queens ^= here
-        piece = chess.QUEEN
-    board.occupied ^= here
-    occupied_co[chess.WHITE] &= ~here
-    occupied_co[chess.BLACK] &= ~here
-    board.promoted &= ~here
-    board.castling_rights &= ~there & ~here
-    if piece == chess.PAWN:
-        if target - origin == 16 and origin >> 3 == 1:
-            board.ep_square = origin + 8
-        elif target - origin == -16 and origin >> 3 == 6:
-            board.ep_square = origin - 8
-    # A victim leaves the target square.
-    if board.occupied & there:
+    # A victim leaves the target square (only an opponent's piece can stand there).
+    if them & there:
         if board.pawns & there:
             board.pawns ^= there
         elif board.knights & there:
@@ -232,25 +206,31 @@ def push(board: chess.Board, move: chess.Move) -> None:
             board.rooks ^= there
         else:
             board.queens ^= there
-        board.occupied ^= there
-        occupied_co[chess.WHITE] &= ~there
-        occupied_co[chess.BLACK] &= ~there
-        board.promoted &= ~there
-    # The piece stands on it.
-    if piece == chess.PAWN:
-        board.pawns |= there
-    elif piece == chess.KNIGHT:
-        board.knights |= there
-    elif piece == chess.BISHOP:
-        board.bishops |= there
-    elif piece == chess.ROOK:
-        board.rooks |= there
+        occupied_co[not turn] = them ^ there
+    # The piece goes from its square to the target: one toggle of both on its kind's bitboard.
+    ep = None
+    if pawn:
+        board.pawns ^= moved
+        if target - origin == 16 and origin >> 3 == 1:
+            ep = origin + 8
+        elif target - origin == -16 and origin >> 3 == 6:
+            ep = origin - 8
+    elif board.knights & here:
+        board.knights ^= moved
+    elif board.bishops & here:
+        board.bishops ^= moved
+    elif board.rooks & here:
+        board.rooks ^= moved
     else:
-        board.queens |= there
-    board.occupied ^= there
-    occupied_co[turn] ^= there
-    if promoted:
-        board.promoted ^= there
+        board.queens ^= moved
+    board.ep_square = ep
+    board.occupied = (board.occupied ^ here) | there
+    occupied_co[turn] ^= moved
+    promoted = board.promoted
+    if promoted & moved:  # a promoted piece moves or is taken (rare)
+        board.promoted = (promoted & ~moved) | (there if promoted & here else 0)
+    if board.castling_rights & moved:
+        board.castling_rights &= ~moved
     board.turn = not turn
 
 
