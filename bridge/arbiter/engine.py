@@ -1079,9 +1079,8 @@ class Arbiter(Irregularities):
             (origin, _), (target, placed) = changes
             game[origin] = None
             game[target] = placed
-            ranks[origin >> 3] = positions.rank_text(game, origin >> 3)
-            if target >> 3 != origin >> 3:
-                ranks[target >> 3] = positions.rank_text(game, target >> 3)
+            assert placed is not None
+            positions.redraw(ranks, game, origin, target, placed)
         else:
             redraw = set()
             for square, piece in changes:
