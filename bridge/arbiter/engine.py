@@ -1079,8 +1079,9 @@ class Arbiter(Irregularities):
             (origin, _), (target, placed) = changes
             game[origin] = None
             game[target] = placed
-            assert placed is not None
-            positions.redraw(ranks, game, origin, target, placed)
+            ranks[origin >> 3] = positions.rank_text(game, origin >> 3)
+            if target >> 3 != origin >> 3:
+                ranks[target >> 3] = positions.rank_text(game, target >> 3)
         else:
             redraw = set()
             for square, piece in changes:

@@ -353,52 +353,6 @@ def rank_text(squares: Sequence[chess.Piece | None], rank: int) -> str:
     return row + _DIGITS[empty] if empty else row
 
 
-def redraw(
-    ranks: list[str],
-    squares: Sequence[chess.Piece | None],
-    origin: chess.Square,
-    target: chess.Square,
-    placed: chess.Piece,
-) -> None:
-    """``ranks`` after a piece went from ``origin`` to ``target`` (``placed`` is on it now).
-
-    ``squares`` is the placement already changed, ``ranks`` its ``rank_text`` strings before the
-    change. A rank's text determines what stands on each of its squares, so the text after the
-    change is determined by the text before, the files changed and the piece put down: it is
-    looked up by those (a tuple of two cached string hashes and two integers, hashed in C), and
-    written with ``rank_text`` only the first time.
-    """
-    symbol = _SYMBOLS[placed.color][placed.piece_type]
-    first, second = origin >> 3, target >> 3
-    if first == second:
-        key = (ranks[first], origin & 7, target & 7, symbol)
-        text = _EDITS.get(key)
-        ranks[first] = text if text is not None else _edited(key, squares, first)
-        return
-    key = (ranks[first], origin & 7, -1, "")
-    text = _EDITS.get(key)
-    ranks[first] = text if text is not None else _edited(key, squares, first)
-    key = (ranks[second], -1, target & 7, symbol)
-    text = _EDITS.get(key)
-    ranks[second] = text if text is not None else _edited(key, squares, second)
-
-
-def _edited(
-    key: tuple[str, int, int, str], squares: Sequence[chess.Piece | None], rank: int
-) -> str:
-    text = rank_text(squares, rank)
-    if len(_EDITS) >= _EDITS_KEPT:
-        _EDITS.clear()
-    _EDITS[key] = text
-    return text
-
-
-_EDITS: dict[tuple[str, int, int, str], str] = {}
-"""``(text before, file emptied or -1, file filled or -1, its letter)``: the rank's text after."""
-_EDITS_KEPT: Final = 65536
-"""The most edits kept (a few MB); the table starts again when full."""
-
-
 _SYMBOLS: Final = (
     ("", *(chess.piece_symbol(pt) for pt in chess.PIECE_TYPES)),
     ("", *(chess.piece_symbol(pt).upper() for pt in chess.PIECE_TYPES)),
