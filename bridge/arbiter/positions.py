@@ -123,26 +123,36 @@ def san_body(board: chess.Board, move: chess.Move) -> str:
     else:
         # The pieces of the side to move of the mover's kind that attack the target: a piece
         # attacks a square exactly when the same piece on that square attacks it.
+        # A slider with no other of its kind on its lines through the target (the usual case)
+        # needs no attack table.
+        ours = board.occupied_co[board.turn] & ~here
         occupied = board.occupied
         if board.knights & here:
             piece = chess.KNIGHT
-            others = _KNIGHT_ATTACKS[target] & board.knights
+            others = _KNIGHT_ATTACKS[target] & board.knights & ours
         elif board.bishops & here:
             piece = chess.BISHOP
-            others = _DIAG_ATTACKS[target][_DIAG_MASKS[target] & occupied] & board.bishops
+            others = _DIAGONALS[target] & board.bishops & ours
+            if others:
+                others &= _DIAG_ATTACKS[target][_DIAG_MASKS[target] & occupied]
+        elif board.rooks & here:
+            piece = chess.ROOK
+            others = _ORTHOGONALS[target] & board.rooks & ours
+            if others:
+                others &= (
+                    _RANK_ATTACKS[target][_RANK_MASKS[target] & occupied]
+                    | _FILE_ATTACKS[target][_FILE_MASKS[target] & occupied]
+                )
         else:
-            lines = (
-                _RANK_ATTACKS[target][_RANK_MASKS[target] & occupied]
-                | _FILE_ATTACKS[target][_FILE_MASKS[target] & occupied]
-            )
-            if board.rooks & here:
-                piece = chess.ROOK
-                others = lines & board.rooks
-            else:
-                piece = chess.QUEEN
-                diagonals = _DIAG_ATTACKS[target][_DIAG_MASKS[target] & occupied]
-                others = (lines | diagonals) & board.queens
-        if others & board.occupied_co[board.turn] & ~here:
+            piece = chess.QUEEN
+            others = _LINES[target] & board.queens & ours
+            if others:
+                others &= (
+                    _DIAG_ATTACKS[target][_DIAG_MASKS[target] & occupied]
+                    | _RANK_ATTACKS[target][_RANK_MASKS[target] & occupied]
+                    | _FILE_ATTACKS[target][_FILE_MASKS[target] & occupied]
+                )
+        if others:
             return board.san(move).rstrip("+#")  # another piece of the kind may go there too
     capture = "x" if board.occupied_co[not board.turn] & _BB[target] else ""
     return _LETTERS[piece] + capture + _NAMES[target]
@@ -241,20 +251,24 @@ def in_check(board: chess.Board) -> bool:
     if not kings:
         return False
     king = kings.bit_length() - 1
+    them = board.occupied_co[not turn]
+    if (
+        (_KING_ATTACKS[king] & board.kings)
+        | (_KNIGHT_ATTACKS[king] & board.knights)
+        | (_PAWN_ATTACKS[turn][king] & board.pawns)
+    ) & them:
+        return True
+    # A slider checks along a line through the king with nothing between: the attack tables
+    # are read only for the kinds of slider that stand on such a line.
     occupied = board.occupied
-    rooks = board.queens | board.rooks
-    bishops = board.queens | board.bishops
-    return bool(
-        (
-            (_KING_ATTACKS[king] & board.kings)
-            | (_KNIGHT_ATTACKS[king] & board.knights)
-            | (_RANK_ATTACKS[king][_RANK_MASKS[king] & occupied] & rooks)
-            | (_FILE_ATTACKS[king][_FILE_MASKS[king] & occupied] & rooks)
-            | (_DIAG_ATTACKS[king][_DIAG_MASKS[king] & occupied] & bishops)
-            | (_PAWN_ATTACKS[turn][king] & board.pawns)
-        )
-        & board.occupied_co[not turn]
-    )
+    rooks = (board.queens | board.rooks) & them & _ORTHOGONALS[king]
+    if rooks and (
+        (_RANK_ATTACKS[king][_RANK_MASKS[king] & occupied] & rooks)
+        or (_FILE_ATTACKS[king][_FILE_MASKS[king] & occupied] & rooks)
+    ):
+        return True
+    bishops = (board.queens | board.bishops) & them & _DIAGONALS[king]
+    return bool(bishops and _DIAG_ATTACKS[king][_DIAG_MASKS[king] & occupied] & bishops)
 
 
 def on_king_line(board: chess.Board, square: chess.Square) -> bool:
@@ -298,6 +312,12 @@ _LINES: Final = tuple(
     for sq in chess.SQUARES
 )
 """Every square on a rank, file or diagonal through each square (a piece there may be pinned)."""
+_DIAGONALS: Final = tuple(chess.BB_DIAG_ATTACKS[sq][0] for sq in chess.SQUARES)
+"""Every square on a diagonal through each square."""
+_ORTHOGONALS: Final = tuple(
+    chess.BB_RANK_ATTACKS[sq][0] | chess.BB_FILE_ATTACKS[sq][0] for sq in chess.SQUARES
+)
+"""Every square on the rank or file through each square."""
 
 
 def fen(board: chess.Board, ranks: Sequence[str]) -> str:
@@ -459,16 +479,17 @@ def reaches(board: chess.Board, origin: chess.Square, target: chess.Square) -> b
         return False
     if board.knights & here:
         return bool(_KNIGHT_ATTACKS[origin] & there)
-    occupied = board.occupied
-    attacks = 0
-    if board.bishops & here or board.queens & here:
-        attacks = _DIAG_ATTACKS[origin][_DIAG_MASKS[origin] & occupied]
-    if board.rooks & here or board.queens & here:
-        attacks |= (
-            _RANK_ATTACKS[origin][_RANK_MASKS[origin] & occupied]
-            | _FILE_ATTACKS[origin][_FILE_MASKS[origin] & occupied]
-        )
-    return bool(attacks & there)
+    # A slider attacks the target when the target is on one of its lines through the origin
+    # and nothing stands between: python-chess's attack tables say the same.
+    if board.bishops & here:
+        lines = _DIAGONALS[origin]
+    elif board.rooks & here:
+        lines = _ORTHOGONALS[origin]
+    elif board.queens & here:
+        lines = _LINES[origin]
+    else:
+        return False
+    return bool(lines & there) and not _BETWEEN[origin][target] & board.occupied
 
 
 _BB: Final = chess.BB_SQUARES
