@@ -58,7 +58,7 @@ import os
 import random
 import shutil
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Final, Literal, Self
@@ -356,6 +356,20 @@ class Outbox:
                 kept.acks.add(seq)
 
         self._write(write, keep)
+
+    def ack_many(self, seqs: Sequence[int]) -> None:
+        """The broker acknowledged each of ``seqs``: delete their rows in one transaction."""
+        if len(seqs) == 1:
+            self.ack(seqs[0])
+            return
+        with self.batch():
+            for seq in seqs:
+                self.ack(seq)
+
+    @property
+    def in_batch(self) -> bool:
+        """Inside :meth:`batch`: what was stored is not committed yet (not to be sent)."""
+        return self._depth > 0
 
     def requeue(self, rows: list[OutboxRow]) -> int:
         """Put ``rows`` back in the outbox under their own ``seq``, to be sent again in order.

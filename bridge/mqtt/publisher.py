@@ -12,9 +12,14 @@ backoff. On every connection it
    without persistence), unless those are still in the outbox and about to be sent anyway, and
    the retained *descriptions* it was given (:meth:`describe`: the optional index entry and
    Home Assistant discovery), which are neither stored nor numbered;
-5. drains the outbox in ``seq`` order, one message at a time, deleting a row only after its
-   PUBACK. A row whose PUBACK never came is sent again on the next connection, so subscribers
-   may see it twice and drop the copy by ``(epoch, seq)``; they never see messages out of order.
+5. drains the outbox in ``seq`` order, up to 16 messages in flight (:mod:`bridge.mqtt.window`),
+   deleting a row only after its PUBACK. A row whose PUBACK never came is sent again on the next
+   connection, so subscribers may see it twice and drop the copy by ``(epoch, seq)``; they never
+   see messages out of order.
+
+A row stored while connected is written to the socket in the same step (:meth:`Publisher.publish`,
+or :meth:`Publisher.send_now` after an outbox batch): a move reaches the broker without waiting
+for other tasks of the loop.
 
 :meth:`stop` publishes ``status`` = ``offline`` and disconnects cleanly, so the broker does not
 send the Will.
@@ -38,7 +43,6 @@ import logging
 import os
 import random
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Final, Literal
@@ -55,6 +59,7 @@ from bridge.mqtt.session import (
     refused_protocol,
     run_sessions,
 )
+from bridge.mqtt.window import SendWindow
 from bridge.wire import payloads
 from drivers.backoff import Backoff
 
@@ -97,9 +102,6 @@ RequestHandler = Callable[[str, bytes], Awaitable[None]]
 _SHOWN_BYTES: Final = 200
 """At most this much of a payload from outside is quoted in the log."""
 _MAX_QUEUED_REQUESTS: Final = 100
-_BATCH: Final = 100
-_IN_FLIGHT: Final = 16
-"""QoS 1 publishes sent before the oldest is acknowledged (paho queues past its own limit)."""
 
 
 class Publisher:
@@ -190,6 +192,8 @@ class Publisher:
         self._descriptions: dict[str, bytes] = {}
         self._reserved: tuple[int, bytes] | None = None  # (online seq, Will payload)
         self._wake = asyncio.Event()
+        self._window: SendWindow | None = None
+        """The rows in flight on the connection, while connected and announced."""
         self._drained = asyncio.Event()
         if outbox.count() == 0:
             self._drained.set()
@@ -223,7 +227,8 @@ class Publisher:
     ) -> int:
         """Store one payload for ``suffix`` (e.g. ``"event/move"``) and wake the sender.
 
-        Returns its ``seq``. The payload is on disk when this returns.
+        Returns its ``seq``. The payload is on disk when this returns, and on its way to the
+        broker if connected (inside an outbox batch: from :meth:`send_now` after it).
         """
         topic = payloads.topic(self.table, suffix)
         game = self.game_id
@@ -240,7 +245,15 @@ class Publisher:
             self._retained[topic] = (seq, built[0])
         self._drained.clear()
         self._wake.set()
+        self.send_now()
         return seq
+
+    def send_now(self) -> None:
+        """Write what was stored to the broker now, if connected (nothing inside an outbox batch:
+        call this after it). Without it the sender still sends it, a few loop passes later."""
+        window = self._window
+        if window is not None:
+            window.push()
 
     def publish_fact(self, fact: Fact) -> int:
         """Publish one engine fact as its event; returns its ``seq``."""
@@ -328,8 +341,6 @@ class Publisher:
             logger=_MQTT_LOGGER,
             mqtt5=self._mqtt5,
         )
-        # Our own window keeps _IN_FLIGHT publishes outstanding: only more than that is news.
-        client.pending_calls_threshold = _IN_FLIGHT + 8
         self._session_started = False
         async with client:
             self._session_started = True
@@ -338,14 +349,20 @@ class Publisher:
             _LOGGER.info("connected to MQTT broker %s as %r", self.broker, self._client_id)
             try:
                 await self._announce(client, online_seq)
+                # From here on a row stored is written at once (send_now), also before the
+                # sender task first runs.
+                self._window = SendWindow(client, self._outbox, on_ack=self._wake.set)
                 self.connected.set()
-                await self._serve(client)
+                await self._serve(client, self._window)
             except asyncio.CancelledError:
                 with contextlib.suppress(aiomqtt.MqttError, TimeoutError):
                     await asyncio.wait_for(self._say_offline(client), 1.0)
                 raise
             finally:
                 self.connected.clear()
+                if self._window is not None:
+                    self._window.close()
+                    self._window = None
             await self._say_offline(client)
             _LOGGER.info("disconnecting from MQTT broker %s", self.broker)
 
@@ -393,10 +410,10 @@ class Publisher:
             *(client.publish(topic, payload, qos=1, retain=True) for topic, payload in messages)
         )
 
-    async def _serve(self, client: aiomqtt.Client) -> None:
+    async def _serve(self, client: aiomqtt.Client, window: SendWindow) -> None:
         """Send and receive until the connection fails (raises) or :meth:`stop` (returns)."""
         receiver = asyncio.create_task(self._receive(client))
-        sender = asyncio.create_task(self._send(client))
+        sender = asyncio.create_task(self._send(window))
         statuses = asyncio.create_task(self._send_status_changes(client))
         stopping = asyncio.create_task(self._stopping.wait())
         tasks = {receiver, sender, statuses, stopping}
@@ -416,32 +433,26 @@ class Publisher:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def _send(self, client: aiomqtt.Client) -> None:
-        """Drain the outbox in seq order; return once it is empty and we are stopping."""
+    async def _send(self, window: SendWindow) -> None:
+        """Drain the outbox in seq order; return once it is empty and we are stopping.
+
+        Several QoS 1 publishes are in flight at once (the broker keeps their order): a move
+        does not wait for the PUBACK of the touch before it. Rows are deleted in seq order, each
+        only after its own PUBACK; a broken connection leaves the rest stored. Rows stored while
+        this runs are written at once by :meth:`send_now`; this task deletes the acknowledged
+        ones and sends what the window had no room for.
+        """
         while True:
             self._wake.clear()
-            rows = self._outbox.pending(_BATCH)
-            if not rows:
+            self.published_count += window.settle()
+            window.push()
+            if window.failed is not None:
+                raise window.failed
+            if window.idle:
                 self._drained.set()
                 if self._stopping.is_set():
                     return
-                await self._wake.wait()
-                continue
-            # Several QoS 1 publishes in flight at once (the broker keeps their order): a move
-            # does not wait for the PUBACK of the touch before it. Rows are deleted in seq
-            # order, each only after its own PUBACK; a broken connection leaves the rest stored.
-            inflight: deque[tuple[int, asyncio.Task[None]]] = deque()
-            try:
-                for row in rows:
-                    publish = client.publish(row.topic, row.payload, qos=1, retain=row.retain)
-                    inflight.append((row.seq, asyncio.ensure_future(publish)))
-                    if len(inflight) >= _IN_FLIGHT:
-                        await self._acked(inflight)
-                while inflight:
-                    await self._acked(inflight)
-            finally:
-                for _, task in inflight:
-                    task.cancel()
+            await self._wake.wait()
 
     async def _send_status_changes(self, client: aiomqtt.Client) -> None:
         """Publish ``status`` again whenever :meth:`set_problem` changes what it says, or our
@@ -453,13 +464,6 @@ class Publisher:
                 await self._say_online(client)
             else:
                 await client.publish(self._status_topic, self._status("online"), qos=1, retain=True)
-
-    async def _acked(self, inflight: deque[tuple[int, asyncio.Task[None]]]) -> None:
-        seq, task = inflight[0]
-        await task
-        inflight.popleft()
-        self._outbox.ack(seq)
-        self.published_count += 1
 
     async def _receive(self, client: aiomqtt.Client) -> None:
         """Queue each request for the handler; raises MqttError when the connection drops."""

@@ -321,6 +321,7 @@ class TableDaemon:
                 game_changed = game_changed or not isinstance(fact, TouchReported)
             if game_changed:
                 self._save_game()
+        self.publisher.send_now()  # committed: on the wire before anything else is done
         if game_changed:
             self._game_changed(GAME_AFTER_MOVE if played and not pressed else GAME_DELAY)
         for move in played:

@@ -6,13 +6,17 @@ import asyncio
 import contextlib
 import logging
 import os
+import selectors
 import signal
 import sys
+import threading
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import aiomqtt
+import paho.mqtt.client as mqtt
 import pytest
+from paho.mqtt.enums import CallbackAPIVersion
 
 from bridge.mqtt.outbox import Outbox
 from bridge.mqtt.publisher import Publisher, RequestHandler
@@ -452,3 +456,97 @@ async def test_a_jittered_first_connection_waits_and_a_stop_ends_the_wait(
         await seen.wait_for(lambda messages: bool(messages))
     statuses = [payloads.decode_envelope(bytes(m.payload)) for m in seen.on("status")]
     assert [(s.game, s.state) for s in statuses] == [("spread", "online"), ("spread", "offline")]
+
+
+class _Listener:
+    """A subscriber on a thread of its own (paho's): it hears the broker while the test's event
+    loop, where the publisher runs, is blocked."""
+
+    def __init__(self, broker: Mosquitto, topic: str) -> None:
+        self.received: list[bytes] = []
+        self.heard = threading.Event()
+        self._subscribed = threading.Event()
+        self._topic = topic
+        client = mqtt.Client(CallbackAPIVersion.VERSION2)
+        client.on_connect = lambda c, u, flags, rc, props: c.subscribe(topic, qos=1)
+        client.on_subscribe = lambda c, u, mid, rcs, props: self._subscribed.set()
+        client.on_message = self._on_message
+        host, port = broker.url.removeprefix("mqtt://").split(":")
+        client.connect(host, int(port))
+        client.loop_start()
+        self._client = client
+        assert self._subscribed.wait(5), "the listener could not subscribe"
+
+    def _on_message(self, client: mqtt.Client, userdata: object, message: mqtt.MQTTMessage) -> None:
+        self.received.append(bytes(message.payload))
+        self.heard.set()
+
+    def close(self) -> None:
+        self._client.disconnect()
+        self._client.loop_stop()
+
+
+async def test_a_row_stored_while_connected_is_on_the_wire_when_publish_returns(
+    mosquitto: Mosquitto, table_id: str, tmp_path: Path
+) -> None:
+    """A move goes to the broker in the step that stored it, not passes of the loop later."""
+    outbox = Outbox(tmp_path)
+    publisher = _publisher(table_id, mosquitto, outbox)
+    listener = _Listener(mosquitto, _topic(table_id, payloads.EVENT_RESULT))
+    try:
+        async with running(publisher):
+            await publisher.flushed()
+            for n in range(3):
+                listener.heard.clear()
+                seq = publisher.publish("result", payloads.EVENT_RESULT, _result(n))
+                # The loop is blocked here: nothing of the publisher runs but what publish() did.
+                assert listener.heard.wait(5), f"event {n} was not sent by publish() itself"
+                assert payloads.decode_envelope(listener.received[-1]).seq == seq
+            # Inside an outbox batch nothing is sent before the commit; send_now() sends it.
+            listener.heard.clear()
+            with outbox.batch():
+                seq = publisher.publish("result", payloads.EVENT_RESULT, _result(9))
+                assert not listener.heard.wait(0.3)
+            publisher.send_now()
+            assert listener.heard.wait(5)
+            assert payloads.decode_envelope(listener.received[-1]).seq == seq
+            await publisher.flushed()
+            assert outbox.count() == 0
+    finally:
+        listener.close()
+
+
+async def test_writing_at_once_leaves_no_writer_behind_on_the_loop(
+    mosquitto: Mosquitto, table_id: str, tmp_path: Path, mqtt_subscribe: Subscribe
+) -> None:
+    """After the direct writes, with a packet of aiomqtt's queued just before them and a burst
+    over the window of 16, the loop watches no socket for writing once everything is sent: a
+    writer left registered with nothing to write would wake the loop on every pass."""
+    outbox = Outbox(tmp_path)
+    publisher = _publisher(table_id, mosquitto, outbox)
+    loop = asyncio.get_running_loop()
+
+    def writers() -> list[int]:
+        selector = loop._selector  # type: ignore[attr-defined]
+        return [k.fd for k in selector.get_map().values() if k.events & selectors.EVENT_WRITE]
+
+    async with mqtt_subscribe(mosquitto, _topic(table_id, "event/#")) as seen, running(publisher):
+        await publisher.flushed()
+        sent = 0
+        for round_ in range(5):
+            # A packet of aiomqtt's own (its writer asked for, deferred to the next pass)...
+            window = publisher._window
+            assert window is not None
+            window._paho.publish(_topic(table_id, "other"), b"x", qos=0)
+            # ... then rows written at once in the same step: a few (within the window), or
+            # more than the window holds (the rest sent as the PUBACKs come).
+            count = 3 if round_ < 4 else 40
+            for _ in range(count):
+                publisher.publish("result", payloads.EVENT_RESULT, _result(sent))
+                sent += 1
+            await publisher.flushed()
+            await asyncio.sleep(0.05)
+            assert writers() == []
+        await seen.wait_for(lambda messages: len(messages) == sent)
+    reasons = [payloads.decode_envelope(bytes(m.payload)).data["reason"] for m in seen.messages]
+    assert reasons == [f"event {n}" for n in range(sent)]

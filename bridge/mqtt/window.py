@@ -1,0 +1,146 @@
+"""The outbox's rows in flight on one connection, handed to the socket in the step that stored them.
+
+A move's way to the broker is the latency that matters (docs/benchmarks.md). Through aiomqtt's
+``publish`` coroutine a stored row needs three passes of the event loop before its bytes leave:
+the sender task wakes, the ``publish`` task starts and hands the packet to paho, whose request to
+watch the socket for writing is itself deferred (``call_soon_threadsafe``) before the write. Here
+the rows are handed to paho and written to the socket at once, in the step that committed them
+(:meth:`SendWindow.push`), and paho's PUBACKs are taken from its ``on_publish`` callback.
+
+What stays aiomqtt's: the connection, the reading, the keepalive and everything else it publishes
+(status, claim, retained state). The two meet on paho's socket, so :meth:`SendWindow.push`
+keeps paho's and the event loop's view of the socket's writer the same:
+
+- while it hands rows to paho, paho's request to watch the socket for writing is only noted;
+  the write follows at once (``loop_write``), and a write the socket would not take whole is
+  then left to aiomqtt's writer as usual;
+- a writer that aiomqtt had already asked for (deferred) before the write is removed once it is
+  registered, if paho has nothing left to write: otherwise the loop would wake for a writable
+  socket with nothing to write, on every pass, until paho's next packet.
+
+At most :data:`IN_FLIGHT` rows are unacknowledged; rows are deleted in ``seq`` order, each only
+after its own PUBACK, so a connection that breaks leaves the rest stored, sent again on the next.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable
+from typing import Any, Final, cast
+
+import aiomqtt
+import paho.mqtt.client as mqtt
+
+from bridge.mqtt.outbox import Outbox
+
+IN_FLIGHT: Final = 16
+"""QoS 1 publishes sent before the oldest is acknowledged (paho queues past its own limit)."""
+
+
+class SendWindow:
+    """Sends one connection's outbox rows in ``seq`` order and deletes them as they are acked."""
+
+    def __init__(self, client: aiomqtt.Client, outbox: Outbox, on_ack: Callable[[], None]) -> None:
+        """Take over the PUBACKs of ``client`` (connected); ``on_ack`` is called on each one of
+        a row of ours (from paho's reading, in the loop's thread: it should only wake someone)."""
+        self._paho = client._client  # the socket is paho's: see the module doc
+        self._outbox = outbox
+        self._on_ack = on_ack
+        self._loop = asyncio.get_running_loop()
+        self._inflight: deque[tuple[int, int]] = deque()
+        """``(seq, mid)`` handed to paho and not yet deleted, in ``seq`` order."""
+        self._sent: set[int] = set()
+        """The ``seq`` of :attr:`_inflight`."""
+        self._mids: set[int] = set()
+        """The paho message ids of :attr:`_inflight` not yet acknowledged."""
+        self._acked: set[int] = set()
+        self.failed: aiomqtt.MqttError | None = None
+        """Why paho refused a row (the connection is gone); nothing more is sent on it."""
+        self._aiomqtt_on_publish = cast("Callable[..., None] | None", self._paho.on_publish)
+        self._paho.on_publish = self._on_publish
+
+    @property
+    def idle(self) -> bool:
+        """Nothing in flight."""
+        return not self._inflight
+
+    def close(self) -> None:
+        """Give the PUBACKs back to aiomqtt alone."""
+        self._paho.on_publish = self._aiomqtt_on_publish
+
+    def push(self) -> None:
+        """Hand the oldest rows not yet sent to paho (up to the window) and write them out now.
+
+        Only committed rows may be sent: not inside an outbox batch. Never raises for the
+        network: a refusal is kept in :attr:`failed` for the sender to raise.
+        """
+        room = IN_FLIGHT - len(self._inflight)
+        if room <= 0 or self.failed is not None or self._outbox.in_batch:
+            return
+        rows = [r for r in self._outbox.pending(room + len(self._sent)) if r.seq not in self._sent]
+        if not rows:
+            return
+        paho = self._paho
+        register = paho.on_socket_register_write
+        asked = False
+
+        def note(client: mqtt.Client, userdata: Any, sock: Any) -> None:
+            nonlocal asked
+            asked = True
+
+        paho.on_socket_register_write = note
+        try:
+            for row in rows[:room]:
+                info = paho.publish(row.topic, row.payload, qos=1, retain=row.retain)
+                if info.rc != mqtt.MQTT_ERR_SUCCESS:
+                    self.failed = aiomqtt.MqttCodeError(info.rc, "Could not publish message")
+                    break
+                self._inflight.append((row.seq, info.mid))
+                self._sent.add(row.seq)
+                self._mids.add(info.mid)
+            paho.loop_write()
+        finally:
+            paho.on_socket_register_write = register
+        sock = paho.socket()
+        if sock is None or register is None:
+            return
+        if asked and paho.want_write():
+            register(paho, paho.user_data_get(), sock)  # the rest is aiomqtt's writer's
+        elif not asked:
+            # A writer aiomqtt asked for before this write may still be on its way to the loop.
+            self._loop.call_soon(self._tidy, sock)
+
+    def settle(self) -> int:
+        """Delete the acknowledged rows at the front of the window; how many were deleted."""
+        done: list[int] = []
+        inflight, acked = self._inflight, self._acked
+        while inflight and inflight[0][1] in acked:
+            seq, mid = inflight.popleft()
+            acked.discard(mid)
+            self._sent.discard(seq)
+            done.append(seq)
+        if done:
+            self._outbox.ack_many(done)
+        return len(done)
+
+    def _tidy(self, sock: object) -> None:
+        paho = self._paho
+        current = paho.socket()
+        if current is not None and current is sock and not paho.want_write():
+            self._loop.remove_writer(current.fileno())
+
+    def _on_publish(
+        self,
+        client: mqtt.Client,
+        userdata: Any,
+        mid: int,
+        reason_code: Any,
+        properties: Any,
+    ) -> None:
+        if mid in self._mids:
+            self._mids.discard(mid)
+            self._acked.add(mid)
+            self._on_ack()
+        elif self._aiomqtt_on_publish is not None:
+            self._aiomqtt_on_publish(client, userdata, mid, reason_code, properties)
