@@ -19,7 +19,6 @@ line. Example (see docs/chessbridge.example.toml)::
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from typing import Final, Literal
 from urllib.parse import urlsplit
@@ -138,6 +137,8 @@ def decode(raw: bytes, source: str = "config") -> Config:
     Raises:
         ConfigError: not TOML, an unknown setting, or a value of the wrong type.
     """
+    import tomllib  # only with a config file: not on the way of every start
+
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
