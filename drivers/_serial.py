@@ -21,8 +21,6 @@ from drivers.errors import BoardNotFoundError, LinkLostError, NotABoardError
 from drivers.events import BoardInfo, BoardSnapshot, merge_info
 from drivers.link import Capabilities, EventCallback
 
-READ_SIZE: Final = 4096
-
 Feed = Callable[[bytes, float], None]
 """Takes the bytes read and the loop time they arrived at."""
 
@@ -31,14 +29,67 @@ CLOSE_WAIT: Final = 2.0
 """Seconds a closing port may take to write what it still holds (``SerialPort.close``)."""
 
 
+class _PortProtocol(asyncio.StreamReaderProtocol):
+    """The port's bytes: held for :meth:`SerialPort.read` until :meth:`SerialPort.pump` takes
+    them, then handed to its feed in the loop's callback that read them.
+
+    A board event on its way to the engine then wakes no task (and costs no pass of the loop)
+    per read. The stream reader under it only carries the end of the connection to the writer.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.reader = asyncio.StreamReader(loop=loop)
+        """Only for the writer (it learns the end of the connection there)."""
+        super().__init__(self.reader, loop=loop)
+        self._loop = loop
+        self.held = bytearray()
+        """Bytes read and not yet taken (while no feed takes them)."""
+        self.last = loop.time()
+        """Loop time of the last bytes read."""
+        self.feed: Feed | None = None
+        self.ended: asyncio.Future[None] = loop.create_future()
+        """Done when the connection is lost (:attr:`lost_by`), or with the feed's exception."""
+        self.lost_by: BaseException | None = None
+        self._arrived: asyncio.Future[None] | None = None
+
+    def data_received(self, data: bytes) -> None:
+        self.last = now = self._loop.time()
+        feed = self.feed
+        if feed is None:
+            self.held += data
+            self._wake()
+            return
+        try:
+            feed(data, now)
+        except Exception as exc:  # noqa: BLE001  # the pump raises it, as if it had fed the bytes
+            self.feed = None
+            if not self.ended.done():
+                self.ended.set_exception(exc)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        self.lost_by = exc
+        if not self.ended.done():
+            self.ended.set_result(None)
+        self._wake()
+
+    def _wake(self) -> None:
+        arrived, self._arrived = self._arrived, None
+        if arrived is not None and not arrived.done():
+            arrived.set_result(None)
+
+    async def arrival(self) -> None:
+        """Until bytes arrive or the connection ends."""
+        arrived = self._arrived = self._loop.create_future()
+        await arrived
+
+
 class SerialPort:
     """One open serial port to a board (or a pseudo-terminal standing in for one)."""
 
-    def __init__(
-        self, path: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> None:
+    def __init__(self, path: str, protocol: _PortProtocol, writer: asyncio.StreamWriter) -> None:
         self.path = path
-        self._reader = reader
+        self._protocol = protocol
         self._writer: asyncio.StreamWriter | None = writer
         self._lock = asyncio.Lock()
 
@@ -51,9 +102,18 @@ class SerialPort:
             BoardNotFoundError: the port cannot be opened; the message says why and what to
                 check (``example`` shows a right board URI).
         """
+        loop = asyncio.get_running_loop()
+        protocol = _PortProtocol(loop)
         try:
-            reader, writer = await serial_asyncio_fast.open_serial_connection(
-                url=path, baudrate=baudrate, bytesize=8, parity="N", stopbits=1, exclusive=True
+            transport, _ = await serial_asyncio_fast.create_serial_connection(
+                loop,
+                lambda: protocol,
+                url=path,
+                baudrate=baudrate,
+                bytesize=8,
+                parity="N",
+                stopbits=1,
+                exclusive=True,
             )
         except (OSError, serial.SerialException) as exc:
             why = reason(exc)
@@ -63,7 +123,8 @@ class SerialPort:
                 else f"check that the board is plugged in and the path is right (e.g. {example})"
             )
             raise BoardNotFoundError(path, f"cannot open board at {path}: {why}; {advice}") from exc
-        return cls(path, reader, writer)
+        writer = asyncio.StreamWriter(transport, protocol, protocol.reader, loop)
+        return cls(path, protocol, writer)
 
     @property
     def is_open(self) -> bool:
@@ -88,20 +149,30 @@ class SerialPort:
             LinkLostError: nothing came for ``silence`` seconds, the port failed (the board was
                 unplugged) or was closed.
         """
+        protocol = self._protocol
         try:
-            # A timeout scope, not ``wait_for``: on Python 3.11 that runs the read in a task of
-            # its own, which costs every read two more passes of the loop before the bytes are
-            # decoded (on the way of every move to the broker).
+            # A timeout scope, not ``wait_for``: on Python 3.11 that runs the wait in a task of
+            # its own, two more passes of the loop.
             async with asyncio.timeout(silence):
-                data = await self._reader.read(READ_SIZE)
+                while not protocol.held and not protocol.ended.done():
+                    await protocol.arrival()
         except TimeoutError:
             message = f"board at {self.path} silent for {silence:g} s"
             raise LinkLostError(self.path, message) from None
-        except (OSError, serial.SerialException) as exc:
-            raise LinkLostError(self.path, f"board at {self.path} lost: {reason(exc)}") from exc
-        if not data:
-            raise LinkLostError(self.path, f"board at {self.path} closed the connection")
+        if not protocol.held:
+            raise self._lost()
+        data = bytes(protocol.held)
+        protocol.held.clear()
         return data
+
+    def _lost(self) -> LinkLostError:
+        """The error for a connection that ended (the port failed, or was closed)."""
+        exc = self._protocol.lost_by
+        if exc is None:
+            return LinkLostError(self.path, f"board at {self.path} closed the connection")
+        error = LinkLostError(self.path, f"board at {self.path} lost: {reason(exc)}")
+        error.__cause__ = exc
+        return error
 
     async def identify(
         self, answered: Callable[[bytes, float], bool], *, within: float, failure: str
@@ -131,12 +202,27 @@ class SerialPort:
         silent for ``dead_after`` seconds is one gone, not one with nothing to say.
         """
         loop = asyncio.get_running_loop()
+        protocol = self._protocol
         pinger = None if keepalive is None else asyncio.create_task(self._ping(keepalive, every))
         try:
+            if protocol.held:  # read before the pump (while the board was identified)
+                held = bytes(protocol.held)
+                protocol.held.clear()
+                feed(held, protocol.last)
+            # From here on every read is fed in the loop's callback that read it; this task
+            # only watches for the end of the connection, or the board's silence.
+            protocol.feed = feed
             while True:
-                data = await self.read(dead_after)
-                feed(data, loop.time())
+                silent_for = loop.time() - protocol.last
+                if silent_for >= dead_after:
+                    message = f"board at {self.path} silent for {dead_after:g} s"
+                    raise LinkLostError(self.path, message)
+                await asyncio.wait({protocol.ended}, timeout=dead_after - silent_for)
+                if protocol.ended.done():
+                    protocol.ended.result()  # the feed's exception, if it raised
+                    raise self._lost()
         finally:
+            protocol.feed = None
             if pinger is not None:
                 pinger.cancel()
             await self.close()
