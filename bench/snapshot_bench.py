@@ -169,6 +169,11 @@ async def play(
     traffic, played = Traffic(), Played()
     loop = asyncio.get_running_loop()
     with tempfile.TemporaryDirectory(prefix="bench-snapshot-") as tmp:
+        extra: list[str] = []
+        if args.no_touch_events:
+            config = Path(tmp) / "chessbridge.toml"
+            config.write_text("[engine]\ntouch_events = false\n")
+            extra = ["--config", str(config)]
         async with aiomqtt.Client(host, port, identifier=f"bench-{uuid.uuid4().hex[:8]}") as sub:
             await sub.subscribe(f"chessbridge/1/table/{table}/#", qos=1)
             collector = asyncio.create_task(traffic.collect(sub))
@@ -176,7 +181,7 @@ async def play(
                 async with (
                     DgtEmulator() as emu,
                     running_daemon(
-                        f"dgt:{emu.path}", table, broker, Path(tmp) / table, wrap=wrap
+                        f"dgt:{emu.path}", table, broker, Path(tmp) / table, *extra, wrap=wrap
                     ) as proc,
                 ):
                     await traffic.until("online")
@@ -222,7 +227,8 @@ def report(
         f"{os.cpu_count()} CPUs, mosquitto {mosquitto_version()} at {broker}; "
         f"daemon = {' '.join(Path(part).name for part in daemon_command())} run"
     )
-    print(f"a random game of {plies} plies (seed {seed}); touch events on (the default)")
+    touches = "off" if args.no_touch_events else "on (the default)"
+    print(f"a random game of {plies} plies (seed {seed}); touch events {touches}")
     begin, end = played.starts[0], played.starts[-1]
     in_game = [(at, kind, size) for at, kind, size in traffic.messages if begin <= at <= end]
     total = sum(size for _, _, size in in_game)
@@ -279,6 +285,9 @@ def main() -> None:
     parser.add_argument("--broker", help="mqtt://HOST:PORT (default: a private mosquitto)")
     parser.add_argument(
         "--cpu-quota", type=float, metavar="PCT", help="run the daemon under PCT%% of one CPU"
+    )
+    parser.add_argument(
+        "--no-touch-events", action="store_true", help="run the daemon with touch_events = false"
     )
     args = parser.parse_args()
     compile_bytecode()
