@@ -107,18 +107,26 @@ def obliges_nothing(board: chess.Board, move: chess.Move, touches: Sequence[Touc
     """True when ``touch_breach`` would find no breach without asking it (the usual ply).
 
     The move is not the king's (castling has its own obligations), and every touch is of the
-    moving piece on its square, or of a piece of the side to move on a square where the game
-    has none of its pieces: a slide's lifts from the squares it crossed. Such a piece cannot be
-    moved and no opponent's piece was touched, so only the moving piece obliges, and it moved.
+    moving piece on its square, of a piece of the side to move on a square where the game has
+    none of its pieces (a slide's lifts from the squares it crossed: such a piece cannot be
+    moved), or of an opponent's piece on the target square, which the move captures. Only the
+    moving piece obliges, and it moved; the only opponent's piece touched that can be captured
+    is the one it captured.
     """
-    origin = move.from_square
+    origin, target = move.from_square, move.to_square
     if board.kings & chess.BB_SQUARES[origin]:
         return False
     me = board.turn
     ours = board.occupied_co[me]
+    victim = board.occupied_co[not me] & chess.BB_SQUARES[target]
     for touch in touches:
         square = touch.square
-        if square != origin and (touch.piece.color != me or ours & chess.BB_SQUARES[square]):
+        if square == origin:
+            continue
+        if touch.piece.color == me:
+            if ours & chess.BB_SQUARES[square]:
+                return False
+        elif square != target or not victim:
             return False
     return True
 

@@ -269,7 +269,8 @@ def test_push_is_python_chess_s(board: chess.Board) -> None:
 @st.composite
 def touched_moves(draw: st.DrawFn) -> tuple[chess.Board, chess.Move, list[judge.Touch]]:
     """A legal move of a game position and the touches of its ply: often a slide's (the mover
-    lifted from squares without a piece of its side), sometimes any piece on any square."""
+    lifted from squares without a piece of its side) or a capture's (its victim lifted, before
+    or after the mover), sometimes any piece on any square."""
     board = draw(st.one_of(games(), positions_with_many_pieces()))
     legal = list(board.legal_moves)
     assume(legal)
@@ -282,6 +283,9 @@ def touched_moves(draw: st.DrawFn) -> tuple[chess.Board, chess.Move, list[judge.
         st.just(mover), st.builds(chess.Piece, st.sampled_from(chess.PIECE_TYPES), st.booleans())
     )
     touches = [judge.Touch(move.from_square, mover, 0.0)] if draw(st.booleans()) else []
+    victim = board.piece_at(move.to_square)
+    if victim is not None and draw(st.booleans(), label="the victim touched"):
+        touches.append(judge.Touch(move.to_square, victim, draw(st.sampled_from([0.0, 0.5]))))
     for _ in range(draw(st.integers(0, 5), label="other touches")):
         at = draw(st.sampled_from([0.0, 0.01, 0.5, 1.0]))
         touches.append(judge.Touch(draw(square), draw(piece), at))
