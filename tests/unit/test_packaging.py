@@ -130,8 +130,8 @@ def test_the_way_to_online_imports_only_what_it_uses() -> None:
     """Start stays at the floor: the daemon's path (its command line parsed as ``run`` parses
     it included) does not load the views, the relay, the demo, the installer, the arbiter
     commands (until a request comes), the dashboards' descriptions, nor the standard library's
-    ``secrets`` and ``tomllib`` (read only with a config file); and no dataclass is made on it (about half a millisecond each: its types are
-    msgspec Structs)."""
+    ``secrets`` and ``tomllib`` (read only with a config file); and no dataclass is made on it
+    (about half a millisecond each: its types are msgspec Structs)."""
     code = """
 import dataclasses, sys
 made = []
