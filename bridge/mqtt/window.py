@@ -25,8 +25,10 @@ after its own PUBACK, so a connection that breaks leaves the rest stored, sent a
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Final, cast
 
 import aiomqtt
@@ -36,6 +38,33 @@ from bridge.mqtt.outbox import Outbox
 
 IN_FLIGHT: Final = 16
 """QoS 1 publishes sent before the oldest is acknowledged (paho queues past its own limit)."""
+
+
+_CORK: Final = getattr(socket, "TCP_CORK", None)
+"""Linux: hold a socket's writes back until uncorked, then send them in as few segments."""
+
+
+@contextlib.contextmanager
+def _corked(sock: object, wanted: bool) -> Iterator[None]:
+    """Several packets written as one transmission (one segment, one wake-up of the broker).
+
+    paho writes each packet with a ``send`` of its own, and each ``send`` of a small segment
+    is a transmission of its own: the move would leave only after the touch that completed it
+    had. Where TCP_CORK is unknown (not Linux) or refused, the packets go as before.
+    """
+    if not wanted or _CORK is None or not isinstance(sock, socket.socket):
+        yield
+        return
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, _CORK, 1)
+    except OSError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.IPPROTO_TCP, _CORK, 0)  # sends what was held
 
 
 class SendWindow:
@@ -99,7 +128,8 @@ class SendWindow:
                 self._inflight.append((row.seq, info.mid))
                 self._sent.add(row.seq)
                 self._mids.add(info.mid)
-            paho.loop_write()
+            with _corked(paho.socket(), len(rows) > 1):
+                paho.loop_write()
         finally:
             paho.on_socket_register_write = register
         sock = paho.socket()

@@ -8,8 +8,10 @@ import logging
 import os
 import selectors
 import signal
+import socket
 import sys
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -502,14 +504,28 @@ async def test_a_row_stored_while_connected_is_on_the_wire_when_publish_returns(
                 # The loop is blocked here: nothing of the publisher runs but what publish() did.
                 assert listener.heard.wait(5), f"event {n} was not sent by publish() itself"
                 assert payloads.decode_envelope(listener.received[-1]).seq == seq
-            # Inside an outbox batch nothing is sent before the commit; send_now() sends it.
+            # Inside an outbox batch nothing is sent before the commit; send_now() sends it,
+            # several rows in one write (corked): all of them, before it returns.
             listener.heard.clear()
+            heard = len(listener.received)
             with outbox.batch():
-                seq = publisher.publish("result", payloads.EVENT_RESULT, _result(9))
+                seqs = [
+                    publisher.publish("result", payloads.EVENT_RESULT, _result(n)) for n in (8, 9)
+                ]
                 assert not listener.heard.wait(0.3)
             publisher.send_now()
-            assert listener.heard.wait(5)
-            assert payloads.decode_envelope(listener.received[-1]).seq == seq
+            window = publisher._window
+            assert window is not None
+            sock = window._paho.socket()
+            assert isinstance(sock, socket.socket)
+            if hasattr(socket, "TCP_CORK"):  # not left corked (Linux holds that up to 200 ms)
+                assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CORK) == 0
+            deadline = time.monotonic() + 5
+            while len(listener.received) < heard + 2 and time.monotonic() < deadline:
+                listener.heard.clear()
+                listener.heard.wait(0.1)
+            got = [payloads.decode_envelope(p).seq for p in listener.received[heard:]]
+            assert got == seqs
             await publisher.flushed()
             assert outbox.count() == 0
     finally:
