@@ -530,6 +530,7 @@ async def test_a_row_stored_while_connected_is_on_the_wire_when_publish_returns(
             assert outbox.count() == 0
     finally:
         listener.close()
+        outbox.close()
 
 
 async def test_writing_at_once_leaves_no_writer_behind_on_the_loop(
@@ -564,5 +565,6 @@ async def test_writing_at_once_leaves_no_writer_behind_on_the_loop(
             await asyncio.sleep(0.05)
             assert writers() == []
         await seen.wait_for(lambda messages: len(messages) == sent)
+    outbox.close()
     reasons = [payloads.decode_envelope(bytes(m.payload)).data["reason"] for m in seen.messages]
     assert reasons == [f"event {n}" for n in range(sent)]
