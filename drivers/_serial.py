@@ -73,6 +73,12 @@ class _PortProtocol(asyncio.StreamReaderProtocol):
             self.ended.set_result(None)
         self._wake()
 
+    def take(self) -> bytes:
+        """The bytes held, now no longer held."""
+        data = bytes(self.held)
+        self.held.clear()
+        return data
+
     def _wake(self) -> None:
         arrived, self._arrived = self._arrived, None
         if arrived is not None and not arrived.done():
@@ -161,9 +167,7 @@ class SerialPort:
             raise LinkLostError(self.path, message) from None
         if not protocol.held:
             raise self._lost()
-        data = bytes(protocol.held)
-        protocol.held.clear()
-        return data
+        return protocol.take()
 
     def _lost(self) -> LinkLostError:
         """The error for a connection that ended (the port failed, or was closed)."""
@@ -206,9 +210,7 @@ class SerialPort:
         pinger = None if keepalive is None else asyncio.create_task(self._ping(keepalive, every))
         try:
             if protocol.held:  # read before the pump (while the board was identified)
-                held = bytes(protocol.held)
-                protocol.held.clear()
-                feed(held, protocol.last)
+                feed(protocol.take(), protocol.last)
             # From here on every read is fed in the loop's callback that read it; this task
             # only watches for the end of the connection, or the board's silence.
             protocol.feed = feed
