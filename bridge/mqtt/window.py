@@ -107,10 +107,12 @@ class SendWindow:
         room = IN_FLIGHT - len(self._inflight)
         if room <= 0 or self.failed is not None or self._outbox.in_batch:
             return
-        rows = [r for r in self._outbox.pending(room + len(self._sent)) if r.seq not in self._sent]
+        pending = self._outbox.pending(room + len(self._sent))
+        rows = [row for row in pending if row.seq not in self._sent][:room]
         if not rows:
             return
         paho = self._paho
+        sock = paho.socket()
         register = paho.on_socket_register_write
         asked = False
 
@@ -120,7 +122,7 @@ class SendWindow:
 
         paho.on_socket_register_write = note
         try:
-            for row in rows[:room]:
+            for row in rows:
                 info = paho.publish(row.topic, row.payload, qos=1, retain=row.retain)
                 if info.rc != mqtt.MQTT_ERR_SUCCESS:
                     self.failed = aiomqtt.MqttCodeError(info.rc, "Could not publish message")
@@ -128,11 +130,11 @@ class SendWindow:
                 self._inflight.append((row.seq, info.mid))
                 self._sent.add(row.seq)
                 self._mids.add(info.mid)
-            with _corked(paho.socket(), len(rows) > 1):
+            with _corked(sock, len(rows) > 1):
                 paho.loop_write()
         finally:
             paho.on_socket_register_write = register
-        sock = paho.socket()
+        sock = paho.socket()  # again: a failed write closes it
         if sock is None or register is None:
             return
         if asked and paho.want_write():
