@@ -1,17 +1,20 @@
 """What a move costs a table late in a game against early: MQTT bytes and the daemon's CPU.
 
-One process holds the emulated DGT board (on a pty) and an aiomqtt subscriber of everything the
-table publishes (``chessbridge/1/table/{id}/#``); ``chessbridge run`` is a subprocess between the
-board and a local Mosquitto. A random legal game (seeded, drawn so that it lasts ``--plies``
-plies without ending) is played on the board by hand, a move at a time: lifts and places
-``STEP_PAUSE`` apart, the clock pressed ``PRESS_AFTER`` after the last place, then a wait until the
-retained ``game`` published after the press has arrived (so that every move gets its own
-publications, as at a human pace: the move's and the press's, not one coalesced for several
-moves), then ``SETTLE`` of quiet.
+One process holds the emulated DGT board (on a pty), an aiomqtt subscriber of everything the
+table publishes (``chessbridge/1/table/{id}/#``) and a tap (tests.mqtt_tap) that relays the
+daemon's connection to the broker and reads every packet the daemon sends; ``chessbridge run`` is
+a subprocess between the board and a local Mosquitto. A random legal game (seeded, drawn so
+that it lasts ``--plies`` plies without ending) is played on the board by hand, a move at a
+time: lifts and places ``STEP_PAUSE`` apart, the clock pressed ``PRESS_AFTER`` after the last
+place, then a wait until the retained ``game`` published after the press has arrived (so that
+every move gets its own publications, as at a human pace: the move's and the press's, not one
+coalesced for several moves), then ``SETTLE`` of quiet.
 
-* **Bytes per move**: the size of every PUBLISH the daemon sent for the table (fixed header,
-  topic, packet id, property length and payload, as MQTT 5 frames it), from the first move's
-  first lift to the end, over the number of plies; and by ply window and by topic.
+* **Bytes per move**: every byte the daemon sent the broker (all its packets, as the tap read
+  them: PUBLISH with their topics or topic aliases, PUBACK, PINGREQ), from the first move's
+  first lift to the end, over the number of plies; its PUBLISH by topic; and, beside it, what
+  a subscriber receives of the table (each PUBLISH as MQTT 5 frames it to a subscriber, topic
+  whole), by ply window and by topic.
 * **CPU per move**: the daemon's CPU time (the sum of its threads' ``sum_exec_runtime`` from
   ``/proc/<pid>/task/*/schedstat``, nanoseconds) from the start of one move to the start of the
   next: the move, its press, its retained game and the quiet after it. Compared between the
@@ -22,6 +25,7 @@ ply 200 within 1.2x of ply 20. ``--cpu-quota 25`` runs the daemon under 25% of o
 Raspberry Pi stand-in (bench.quota). Figures only: this program asserts nothing.
 
     python -m bench.snapshot_bench [--plies N] [--seed S] [--broker URL] [--cpu-quota PCT]
+                                   [--no-touch-events] [--table ID]
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ from bench.latency_bench import (
 from bench.quota import cpu_quota
 from drivers.choreography import steps
 from drivers.dgt.emulator import DgtEmulator
+from tests.mqtt_tap import MqttTap
 
 STEP_PAUSE: Final = 0.1
 PRESS_AFTER: Final = 0.3
@@ -72,7 +77,7 @@ WHITE_SIDE: Final = "right"
 
 
 def publish_size(topic: str, payload: bytes) -> int:
-    """Bytes of an MQTT 5 QoS 1 PUBLISH without properties (the daemon sets none)."""
+    """Bytes of an MQTT 5 QoS 1 PUBLISH without properties, as a subscriber receives it."""
     remaining = 2 + len(topic.encode()) + 2 + 1 + len(payload)
     length = 1
     while remaining >= 128**length:
@@ -159,14 +164,20 @@ class Played:
     """Loop time at which each ply's first hand step began (and, last, the end)."""
     cpu: list[int] = field(default_factory=list)
     """The daemon's CPU time (ns) at each of those moments."""
+    sent: list[int] = field(default_factory=list)
+    """The bytes the daemon had sent the broker (the tap's count) at each of those moments."""
+    tap: MqttTap | None = None
+    table: str = ""
 
 
 async def play(
     args: argparse.Namespace, moves: list[chess.Move], broker: str, wrap: Wrap
 ) -> tuple[Traffic, Played]:
     host, port = split_url(broker)
-    table = f"bench{uuid.uuid4().hex[:8]}"
+    table = args.table or f"bench{uuid.uuid4().hex[:8]}"
     traffic, played = Traffic(), Played()
+    tap = played.tap = MqttTap(host, port)
+    played.table = table
     loop = asyncio.get_running_loop()
     with tempfile.TemporaryDirectory(prefix="bench-snapshot-") as tmp:
         extra: list[str] = []
@@ -174,14 +185,17 @@ async def play(
             config = Path(tmp) / "chessbridge.toml"
             config.write_text("[engine]\ntouch_events = false\n")
             extra = ["--config", str(config)]
-        async with aiomqtt.Client(host, port, identifier=f"bench-{uuid.uuid4().hex[:8]}") as sub:
+        async with (
+            tap.running(),
+            aiomqtt.Client(host, port, identifier=f"bench-{uuid.uuid4().hex[:8]}") as sub,
+        ):
             await sub.subscribe(f"chessbridge/1/table/{table}/#", qos=1)
             collector = asyncio.create_task(traffic.collect(sub))
             try:
                 async with (
                     DgtEmulator() as emu,
                     running_daemon(
-                        f"dgt:{emu.path}", table, broker, Path(tmp) / table, *extra, wrap=wrap
+                        f"dgt:{emu.path}", table, tap.url, Path(tmp) / table, *extra, wrap=wrap
                     ) as proc,
                 ):
                     await traffic.until("online")
@@ -191,6 +205,7 @@ async def play(
                     for move in moves:
                         played.starts.append(loop.time())
                         played.cpu.append(cpu_ns(proc.pid))
+                        played.sent.append(tap.sent_bytes)
                         for step in steps(board, move):
                             await do(emu, step)
                             await asyncio.sleep(STEP_PAUSE)
@@ -205,6 +220,7 @@ async def play(
                             break
                     played.starts.append(loop.time())
                     played.cpu.append(cpu_ns(proc.pid))
+                    played.sent.append(tap.sent_bytes)
             finally:
                 collector.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -228,15 +244,35 @@ def report(
         f"daemon = {' '.join(Path(part).name for part in daemon_command())} run"
     )
     touches = "off" if args.no_touch_events else "on (the default)"
-    print(f"a random game of {plies} plies (seed {seed}); touch events {touches}")
+    print(
+        f"a random game of {plies} plies (seed {seed}); touch events {touches}; "
+        f"table {played.table!r}"
+    )
     begin, end = played.starts[0], played.starts[-1]
+    sent = played.sent[-1] - played.sent[0]
+    assert played.tap is not None
+    wire = [p for p in played.tap.publishes if begin <= p.at <= end]
+    aliased = sum(1 for p in wire if not p.sent_topic)
+    print(
+        f"MQTT bytes per move, whole game, daemon -> broker: {sent / plies:,.0f} B ({sent:,} B "
+        f"in all its packets; {sum(p.size for p in wire):,} B in {len(wire)} PUBLISH, "
+        f"{aliased} of them by topic alias alone); bar {BYTES_BAR:,.0f} B: "
+        f"{'met' if sent / plies <= BYTES_BAR else 'MISSED'}"
+    )
+    wire_kind: dict[str, list[int]] = defaultdict(list)
+    for p in wire:
+        wire_kind[p.topic.split("/", 4)[4]].append(p.size)
+    for kind, sizes in sorted(wire_kind.items(), key=lambda item: -sum(item[1])):
+        print(
+            f"  {kind:16} {len(sizes) / plies:5.2f} a move, {sum(sizes) / plies:7,.0f} B a move "
+            f"({100 * sum(sizes) / sent:4.1f} %)"
+        )
     in_game = [(at, kind, size) for at, kind, size in traffic.messages if begin <= at <= end]
     total = sum(size for _, _, size in in_game)
     per_move = total / plies
     print(
-        f"MQTT bytes per move, whole game: {per_move:,.0f} B ({total:,} B in {len(in_game)} "
-        f"PUBLISH, {len(in_game) / plies:.1f} a move); bar {BYTES_BAR:,.0f} B: "
-        f"{'met' if per_move <= BYTES_BAR else 'MISSED'}"
+        f"as a subscriber of the table receives it: {per_move:,.0f} B a move ({total:,} B in "
+        f"{len(in_game)} PUBLISH, {len(in_game) / plies:.1f} a move, topics whole)"
     )
     by_kind: dict[str, list[int]] = defaultdict(list)
     for _, kind, size in in_game:
@@ -288,6 +324,11 @@ def main() -> None:
     )
     parser.add_argument(
         "--no-touch-events", action="store_true", help="run the daemon with touch_events = false"
+    )
+    parser.add_argument(
+        "--table",
+        help="the table id (default: bench and 8 random hex digits; a table's id is in every "
+        "payload, so its length counts)",
     )
     args = parser.parse_args()
     compile_bytecode()

@@ -59,7 +59,7 @@ from bridge.mqtt.session import (
     refused_protocol,
     run_sessions,
 )
-from bridge.mqtt.window import SendWindow
+from bridge.mqtt.window import BrokerLimits, SendWindow
 from bridge.wire import payloads
 from drivers.backoff import Backoff
 
@@ -203,8 +203,8 @@ class Publisher:
         self._session_started = False
         self._requests: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue(_MAX_QUEUED_REQUESTS)
         self._mqtt5 = mqtt5
+        """MQTT 5 (Retain As Published, topic aliases) unless the broker speaks only 3.1.1."""
         self._connect_jitter = connect_jitter
-        """MQTT 5 (Retain As Published) unless the broker speaks only 3.1.1."""
         self._problem: str | None = None
         self._status_changed = asyncio.Event()
         self._reasserting = False
@@ -341,6 +341,7 @@ class Publisher:
             logger=_MQTT_LOGGER,
             mqtt5=self._mqtt5,
         )
+        limits = BrokerLimits.watch(client)
         self._session_started = False
         async with client:
             self._session_started = True
@@ -351,7 +352,12 @@ class Publisher:
                 await self._announce(client, online_seq)
                 # From here on a row stored is written at once (send_now), also before the
                 # sender task first runs.
-                self._window = SendWindow(client, self._outbox, on_ack=self._wake.set)
+                self._window = SendWindow(
+                    client,
+                    self._outbox,
+                    on_ack=self._wake.set,
+                    topic_alias_maximum=limits.topic_alias_maximum,
+                )
                 self.connected.set()
                 await self._serve(client, self._window)
             except asyncio.CancelledError:

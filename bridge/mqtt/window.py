@@ -20,6 +20,11 @@ keeps paho's and the event loop's view of the socket's writer the same:
 
 At most :data:`IN_FLIGHT` rows are unacknowledged; rows are deleted in ``seq`` order, each only
 after its own PUBACK, so a connection that breaks leaves the rest stored, sent again on the next.
+
+On MQTT 5 the rows' topics are sent once and then as a *topic alias* (:class:`TopicAliases`):
+``chessbridge/1/table/t042/event/touch`` is 36 bytes of every touch, and a table sends five or
+six messages a move on four topics. Subscribers see no difference: the broker gives them the
+whole topic.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ from typing import Any, Final, cast
 
 import aiomqtt
 import paho.mqtt.client as mqtt
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
 
 from bridge.mqtt.outbox import Outbox
 
@@ -67,14 +74,95 @@ def _corked(sock: object, wanted: bool) -> Iterator[None]:
             sock.setsockopt(socket.IPPROTO_TCP, _CORK, 0)  # sends what was held
 
 
+class BrokerLimits:
+    """What the broker's CONNACK allowed this connection (MQTT 5; nothing on 3.1.1).
+
+    aiomqtt keeps none of the CONNACK's properties, so paho's ``on_connect`` is wrapped before
+    the connection is made (:meth:`watch`).
+    """
+
+    def __init__(self) -> None:
+        self.topic_alias_maximum = 0
+        """The highest topic alias the broker accepts from us; 0: none (the MQTT 5 default)."""
+
+    @classmethod
+    def watch(cls, client: aiomqtt.Client) -> BrokerLimits:
+        """Limits filled in when ``client`` (not yet connected) receives its CONNACK."""
+        limits = cls()
+        paho = client._client  # aiomqtt's paho client: see the module doc
+        inner = cast("Callable[..., None]", paho.on_connect)
+
+        def on_connect(
+            client: mqtt.Client,
+            userdata: Any,
+            flags: Any,
+            reason_code: Any,
+            properties: Properties | None = None,
+        ) -> None:
+            if properties is not None:
+                maximum = getattr(properties, "TopicAliasMaximum", 0)
+                limits.topic_alias_maximum = maximum if isinstance(maximum, int) else 0
+            inner(client, userdata, flags, reason_code, properties)
+
+        paho.on_connect = on_connect
+        return limits
+
+
+class TopicAliases:
+    """The topic aliases of one MQTT 5 connection, client to broker (MQTT 5 §3.3.2.3.4).
+
+    A topic gets an alias the second time it is sent on the connection (so a response sent
+    once takes none of the few the broker allows), up to the broker's maximum; that send
+    carries the topic and the alias, which the broker then maps; every later send carries the
+    alias and an empty topic. An alias is never given to another topic. Aliases live as long
+    as the connection (a new one starts with none): make one of these per connection.
+    """
+
+    def __init__(self, maximum: int) -> None:
+        """``maximum``: the broker's Topic Alias Maximum (0: send every topic whole)."""
+        self._maximum = maximum
+        self._seen: set[str] = set()
+        self._known: dict[str, Properties] = {}
+        """Topics whose alias the broker holds: the PUBLISH properties that name it."""
+
+    def __len__(self) -> int:
+        """How many aliases are given."""
+        return len(self._known)
+
+    def publish_args(self, topic: str) -> tuple[str, Properties | None]:
+        """The topic and properties to publish ``topic`` with, now."""
+        known = self._known.get(topic)
+        if known is not None:
+            return "", known
+        if len(self._known) >= self._maximum:
+            return topic, None
+        if topic not in self._seen:
+            self._seen.add(topic)
+            return topic, None
+        self._seen.discard(topic)
+        properties = Properties(PacketTypes.PUBLISH)  # type: ignore[no-untyped-call]
+        properties.TopicAlias = len(self._known) + 1
+        self._known[topic] = properties
+        return topic, properties
+
+
 class SendWindow:
     """Sends one connection's outbox rows in ``seq`` order and deletes them as they are acked."""
 
-    def __init__(self, client: aiomqtt.Client, outbox: Outbox, on_ack: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        client: aiomqtt.Client,
+        outbox: Outbox,
+        on_ack: Callable[[], None],
+        *,
+        topic_alias_maximum: int = 0,
+    ) -> None:
         """Take over the PUBACKs of ``client`` (connected); ``on_ack`` is called on each one of
-        a row of ours (from paho's reading, in the loop's thread: it should only wake someone)."""
+        a row of ours (from paho's reading, in the loop's thread: it should only wake someone).
+        ``topic_alias_maximum``: the broker's, from its CONNACK (:class:`BrokerLimits`)."""
         self._paho = client._client  # the socket is paho's: see the module doc
         self._outbox = outbox
+        self.aliases = TopicAliases(topic_alias_maximum)
         self._on_ack = on_ack
         self._loop = asyncio.get_running_loop()
         self._inflight: deque[tuple[int, int]] = deque()
@@ -122,8 +210,12 @@ class SendWindow:
 
         paho.on_socket_register_write = note
         try:
+            aliases = self.aliases
             for row in rows:
-                info = paho.publish(row.topic, row.payload, qos=1, retain=row.retain)
+                topic, properties = aliases.publish_args(row.topic)
+                info = paho.publish(
+                    topic, row.payload, qos=1, retain=row.retain, properties=properties
+                )
                 if info.rc != mqtt.MQTT_ERR_SUCCESS:
                     self.failed = aiomqtt.MqttCodeError(info.rc, "Could not publish message")
                     break

@@ -24,6 +24,7 @@ from bridge.mqtt.outbox import Outbox
 from bridge.mqtt.publisher import Publisher, RequestHandler
 from bridge.wire import payloads
 from tests.conftest import Mosquitto, MosquittoFactory, Subscribe
+from tests.mqtt_tap import MqttTap
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -63,14 +64,14 @@ def _states(messages: list[aiomqtt.Message]) -> list[str | None]:
 
 def _publisher(
     table: str,
-    broker: Mosquitto,
+    broker: Mosquitto | MqttTap,
     outbox: Outbox,
     *,
     on_request: RequestHandler | None = None,
     username: str | None = None,
     password: str | None = None,
 ) -> Publisher:
-    """A publisher that reconnects quickly, as tests want."""
+    """A publisher that reconnects quickly, as tests want (to a broker, or a tap before one)."""
     return Publisher(
         table,
         broker.url,
@@ -568,3 +569,112 @@ async def test_writing_at_once_leaves_no_writer_behind_on_the_loop(
     outbox.close()
     reasons = [payloads.decode_envelope(bytes(m.payload)).data["reason"] for m in seen.messages]
     assert reasons == [f"event {n}" for n in range(sent)]
+
+
+# --- topic aliases ----------------------------------------------------------------------------
+
+
+def _events(table: str, tap: MqttTap, connection: int) -> list[tuple[str, int | None, str]]:
+    """(topic as sent, alias, topic meant) of the table's event PUBLISHes on one connection."""
+    prefix = _topic(table, "event/")
+    return [
+        (p.sent_topic, p.alias, p.topic)
+        for p in tap.publishes
+        if p.connection == connection and p.topic.startswith(prefix)
+    ]
+
+
+async def _send_events(publisher: Publisher, kinds: list[str]) -> list[int]:
+    seqs: list[int] = []
+    for kind in kinds:
+        data = _result(len(seqs))
+        seqs.append(publisher.publish("result", f"event/{kind}", data))
+    await publisher.flushed()
+    return seqs
+
+
+async def test_a_topic_sent_again_goes_as_its_alias_and_subscribers_see_it_whole(
+    mosquitto: Mosquitto, table_id: str, tmp_path: Path, mqtt_subscribe: Subscribe
+) -> None:
+    """MQTT 5: a topic's second PUBLISH names it and gives it an alias, later ones send only
+    the alias; a subscriber gets every message on its whole topic, in order. After the broker
+    restarts, the new connection starts without aliases (the broker forgot them: an alias it
+    never heard of would make it drop the connection)."""
+    outbox = Outbox(tmp_path)
+    tap = MqttTap(mosquitto.host, mosquitto.port)
+    kinds = ["touch", "move", "touch", "touch", "move", "clock", "touch"]
+    async with tap.running():
+        publisher = _publisher(table_id, tap, outbox)
+        async with (
+            mqtt_subscribe(mosquitto, _topic(table_id, "event/#")) as seen,
+            running(publisher),
+        ):
+            seqs = await _send_events(publisher, kinds)
+            await seen.wait_for(lambda messages: len(messages) == len(kinds))
+            touch, move, clock = (
+                _topic(table_id, f"event/{k}") for k in ("touch", "move", "clock")
+            )
+            assert _events(table_id, tap, 0) == [
+                (touch, None, touch),
+                (move, None, move),
+                (touch, 1, touch),
+                ("", 1, touch),
+                (move, 2, move),
+                (clock, None, clock),
+                ("", 1, touch),
+            ]
+            assert [m.topic.value for m in seen.messages] == [
+                _topic(table_id, f"event/{k}") for k in kinds
+            ]
+            assert [e.seq for e in _envelopes(seen.messages)] == seqs
+            assert tap.protocols == [5]
+            # The broker restarts: the tap's connection to it drops, so the publisher's does.
+            await mosquitto.arestart()
+            await _until(lambda: len(tap.protocols) == 2 and publisher.connected.is_set(), 10)
+            async with mqtt_subscribe(mosquitto, _topic(table_id, "event/#")) as again:
+                await _send_events(publisher, ["touch", "touch", "touch"])
+                await again.wait_for(lambda messages: len(messages) == 3)
+            assert _events(table_id, tap, 1) == [
+                (touch, None, touch),
+                (touch, 1, touch),
+                ("", 1, touch),
+            ]
+    outbox.close()
+
+
+@pytest.mark.parametrize("maximum", [0, 1])
+async def test_no_more_aliases_than_the_broker_allows(
+    mosquitto_factory: MosquittoFactory,
+    table_id: str,
+    tmp_path: Path,
+    mqtt_subscribe: Subscribe,
+    maximum: int,
+) -> None:
+    """A broker that allows one alias (or none, its CONNACK saying so) gets that many; the
+    other topics go whole every time, and nothing is lost."""
+    broker = mosquitto_factory(extra_config=f"max_topic_alias {maximum}")
+    outbox = Outbox(tmp_path)
+    tap = MqttTap(broker.host, broker.port)
+    kinds = ["move", "touch", "move", "touch", "move", "touch"]
+    async with tap.running():
+        publisher = _publisher(table_id, tap, outbox)
+        async with mqtt_subscribe(broker, _topic(table_id, "event/#")) as seen, running(publisher):
+            await _send_events(publisher, kinds)
+            await seen.wait_for(lambda messages: len(messages) == len(kinds))
+    outbox.close()
+    move, touch = _topic(table_id, "event/move"), _topic(table_id, "event/touch")
+    sent = _events(table_id, tap, 0)
+    if maximum == 0:
+        assert sent == [
+            (_topic(table_id, f"event/{k}"), None, _topic(table_id, f"event/{k}")) for k in kinds
+        ]
+    else:
+        assert sent == [
+            (move, None, move),
+            (touch, None, touch),
+            (move, 1, move),
+            (touch, None, touch),
+            ("", 1, move),
+            (touch, None, touch),
+        ]
+    assert [m.topic.value for m in seen.messages] == [_topic(table_id, f"event/{k}") for k in kinds]
