@@ -987,7 +987,7 @@ class Arbiter(Irregularities):
         if ambiguous or (move.promotion and move.to_square in self._inferred):
             self._candidate = cand
             return []
-        return self._record(cand, CompletedBy.RELEASE, now)
+        return self._record(cand, CompletedBy.RELEASE, now, shown=not revision)
 
     def _in_check(self) -> bool:
         """Whether the side to move is in check in the game, asked once per position.
@@ -1038,8 +1038,15 @@ class Arbiter(Irregularities):
             prev.board.pop()
         return prev.board
 
-    def _record(self, cand: Candidate, by: CompletedBy, now: float) -> list[Fact]:
-        """Record a candidate move (or the revision of the last move) in the game."""
+    def _record(
+        self, cand: Candidate, by: CompletedBy, now: float, *, shown: bool = False
+    ) -> list[Fact]:
+        """Record a candidate move (or the revision of the last move) in the game.
+
+        ``shown``: the board was just read as the position after this move and nothing else
+        (``find_move`` matched every square that differs), so once it is recorded no square
+        differs: the squares are not compared again.
+        """
         board = self.board
         recheck = self._diff
         superseded: Previous | None = None
@@ -1091,13 +1098,16 @@ class Arbiter(Irregularities):
                 redraw.update([sq >> 3 for sq in superseded.changed])
             for rank in redraw:
                 ranks[rank] = positions.rank_text(game, rank)
-        physical = self._physical
-        diff = set()
-        for sq in (*recheck, *changed):
-            now_on, was = physical[sq], game[sq]
-            if now_on is not was and (now_on is None or was is None or now_on != was):
-                diff.add(sq)
-        self._diff = diff
+        if shown:
+            self._diff = set()
+        else:
+            physical = self._physical
+            diff = set()
+            for sq in (*recheck, *changed):
+                now_on, was = physical[sq], game[sq]
+                if now_on is not was and (now_on is None or was is None or now_on != was):
+                    diff.add(sq)
+            self._diff = diff
         squares = ply.squares
         if len(squares) == 2 and squares[0] != squares[1]:
             touched: tuple[chess.Square, ...] = (squares[0], squares[1])  # a lift, a place
@@ -1147,8 +1157,8 @@ class Arbiter(Irregularities):
         color = board.turn
         ply = 2 * board.fullmove_number - 1 + (color == chess.BLACK)  # board.ply() + 1
         edition = self.edition
-        found: list[alerts.Alert | None] = []
         if superseded is not None:
+            found: list[alerts.Alert | None] = []
             first = superseded.move
             if (first.from_square, first.to_square) == (move.from_square, move.to_square):
                 # The same pawn, another piece: 2018 4.4.4 fixes the first one; 1997 does not.

@@ -124,7 +124,9 @@ class Irregularities:
 
     # -- provided by the engine ------------------------------------------------------------
 
-    def _record(self, cand: Candidate, by: CompletedBy, now: float) -> list[Fact]:
+    def _record(
+        self, cand: Candidate, by: CompletedBy, now: float, *, shown: bool = False
+    ) -> list[Fact]:
         raise NotImplementedError
 
     def _evaluate(self, now: float, placed: chess.Piece | None = None) -> list[Fact]:

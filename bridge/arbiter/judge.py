@@ -113,20 +113,18 @@ def obliges_nothing(board: chess.Board, move: chess.Move, touches: Sequence[Touc
     moving piece obliges, and it moved; the only opponent's piece touched that can be captured
     is the one it captured.
     """
-    origin, target = move.from_square, move.to_square
+    origin = move.from_square
     if board.kings & chess.BB_SQUARES[origin]:
         return False
     me = board.turn
-    ours = board.occupied_co[me]
-    victim = board.occupied_co[not me] & chess.BB_SQUARES[target]
     for touch in touches:
         square = touch.square
         if square == origin:
-            continue
+            continue  # the usual ply: only the moving piece was touched
         if touch.piece.color == me:
-            if ours & chess.BB_SQUARES[square]:
+            if board.occupied_co[me] & chess.BB_SQUARES[square]:
                 return False
-        elif square != target or not victim:
+        elif square != move.to_square or not board.occupied_co[not me] & chess.BB_SQUARES[square]:
             return False
     return True
 
