@@ -7,8 +7,10 @@ engine's path is timed on it by itself, many times over: reading the move off th
 (``find_move``, told whether the side to move is in check, as the engine keeps it per position),
 asking whether its piece may go on (``is_ambiguous``), the touch-move check with the mover's own
 lift (``touch_breach``, which the engine skips when only the moving piece, not a king, was
-touched), the squares it changes, its SAN, the push (``positions.push``, and python-chess's pop),
-the check test, the end-of-game test and the FEN (two ranks redrawn). python-chess's own calls for
+touched), the move made with its SAN and the squares it changes (``positions.play``, and
+python-chess's pop), the check test, the end-of-game test and the FEN (two ranks redrawn);
+``move_changes`` and ``san_body`` alone, which ``play`` does in one with the push, are timed
+for comparison. python-chess's own calls for
 the same facts are timed alongside (``san``, its push, its check test, a legal-move search,
 ``is_legal``). The whole event
 is then timed as ``engine_bench`` times it, on the same games in this process, so that the sum of
@@ -53,8 +55,8 @@ def parts_of(board: chess.Board, move: chess.Move) -> dict[str, Part]:
     ranks = [positions.rank_text(physical, rank) for rank in range(8)]
     redraw = sorted({chess.square_rank(sq) for sq, _ in changes})
 
-    def push_pop() -> None:
-        positions.push(board, move)
+    def play_pop() -> None:
+        positions.play(board, move)
         board.pop()
 
     def chess_push_pop() -> None:
@@ -70,9 +72,9 @@ def parts_of(board: chess.Board, move: chess.Move) -> dict[str, Part]:
         "find_move": lambda: positions.find_move(board, game, physical, diff, in_check),
         "is_ambiguous": lambda: positions.is_ambiguous(board, move, in_check),
         "touch_breach": lambda: judge.touch_breach(board, move, touches, edition, 0.04),
+        "play + pop": play_pop,
         "move_changes": lambda: positions.move_changes(board, move),
         "san_body": lambda: positions.san_body(board, move),
-        "push + pop": push_pop,
         "is_check": lambda: positions.in_check(after),
         "ending_after_move": lambda: judge.ending_after_move(after, edition, check=check),
         "fen (2 ranks redrawn)": fen,
@@ -88,9 +90,7 @@ PATH = (
     "find_move",
     "is_ambiguous",
     "touch_breach",
-    "move_changes",
-    "san_body",
-    "push + pop",
+    "play + pop",
     "is_check",
     "ending_after_move",
     "fen (2 ranks redrawn)",

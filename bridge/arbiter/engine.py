@@ -1063,7 +1063,9 @@ class Arbiter(Irregularities):
         if self._replaying:
             by = CompletedBy.RECONSTRUCTED
         alerts = self._judge_move(move, superseded, now)
-        changes = positions.move_changes(board, move)
+        # The SAN's check suffix and the end of the game share one check test and one search
+        # for a legal reply (python-chess's san_and_push and an ending check made each their own).
+        san, changes = positions.play(board, move)
         if len(changes) == 2:
             changed: tuple[chess.Square, ...] = (changes[0][0], changes[1][0])
         else:
@@ -1071,10 +1073,6 @@ class Arbiter(Irregularities):
         ply = self._ply
         touches = superseded.touches + ply.touches if superseded else ply.touches
         self._prev = Previous(game[:], changed, move, touches)
-        # The SAN's check suffix and the end of the game share one check test and one search
-        # for a legal reply (python-chess's san_and_push and an ending check made each their own).
-        san = positions.san_body(board, move)
-        positions.push(board, move)
         check = positions.in_check(board)
         self._check_of = (board, board._stack[-1], check)
         ending = judge.ending_after_move(board, self.edition, check=check)

@@ -117,26 +117,38 @@ def san_body(board: chess.Board, move: chess.Move) -> str:
             board.rooks & board.occupied_co[board.turn] & _BB[target]
         ):
             return "O-O-O" if target & 7 < origin & 7 else "O-O"
-        piece: chess.PieceType = chess.KING
+        kind: chess.PieceType = chess.KING
     elif not board.occupied & here:
         return board.san(move).rstrip("+#")
+    elif board.knights & here:
+        kind = chess.KNIGHT
+    elif board.bishops & here:
+        kind = chess.BISHOP
+    elif board.rooks & here:
+        kind = chess.ROOK
     else:
+        kind = chess.QUEEN
+    return _piece_san(board, move, kind, here)
+
+
+def _piece_san(board: chess.Board, move: chess.Move, kind: chess.PieceType, here: int) -> str:
+    """The SAN body of a legal move of the knight, bishop, rook, queen or king (not castling)
+    of ``kind`` on ``here`` (its origin's bitboard)."""
+    target = move.to_square
+    if kind != chess.KING:
         # The pieces of the side to move of the mover's kind that attack the target: a piece
         # attacks a square exactly when the same piece on that square attacks it.
         # A slider with no other of its kind on its lines through the target (the usual case)
         # needs no attack table.
         ours = board.occupied_co[board.turn] & ~here
         occupied = board.occupied
-        if board.knights & here:
-            piece = chess.KNIGHT
+        if kind == chess.KNIGHT:
             others = _KNIGHT_ATTACKS[target] & board.knights & ours
-        elif board.bishops & here:
-            piece = chess.BISHOP
+        elif kind == chess.BISHOP:
             others = _DIAGONALS[target] & board.bishops & ours
             if others:
                 others &= _DIAG_ATTACKS[target][_DIAG_MASKS[target] & occupied]
-        elif board.rooks & here:
-            piece = chess.ROOK
+        elif kind == chess.ROOK:
             others = _ORTHOGONALS[target] & board.rooks & ours
             if others:
                 others &= (
@@ -144,7 +156,6 @@ def san_body(board: chess.Board, move: chess.Move) -> str:
                     | _FILE_ATTACKS[target][_FILE_MASKS[target] & occupied]
                 )
         else:
-            piece = chess.QUEEN
             others = _LINES[target] & board.queens & ours
             if others:
                 others &= (
@@ -155,7 +166,7 @@ def san_body(board: chess.Board, move: chess.Move) -> str:
         if others:
             return board.san(move).rstrip("+#")  # another piece of the kind may go there too
     capture = "x" if board.occupied_co[not board.turn] & _BB[target] else ""
-    return _LETTERS[piece] + capture + _NAMES[target]
+    return _LETTERS[kind] + capture + _NAMES[target]
 
 
 _FILES: Final = chess.FILE_NAMES
@@ -164,41 +175,81 @@ _PROMOTIONS: Final = {pt: "=" + chess.piece_symbol(pt).upper() for pt in chess.P
 _LETTERS: Final = {pt: chess.piece_symbol(pt).upper() for pt in chess.PIECE_TYPES}
 
 
-def push(board: chess.Board, move: chess.Move) -> None:
-    """``board.push(move)``: the usual move of a legal game written out, the rest python-chess's.
+def play(board: chess.Board, move: chess.Move) -> tuple[str, tuple[Change, ...]]:
+    """Make the legal ``move`` on ``board`` (``board.push``); return its ``san_body`` and the
+    squares it changes (``move_changes``), with the moving piece's kind read once for all three.
 
     python-chess's push makes about a dozen Python calls (a piece read square by square, castling
-    and Chess960 encodings, the fifty-move test). A move of a pawn (not en passant), knight,
-    bishop, rook or queen of the side to move, not a promotion and capturing no king nor a piece
-    of its own, on a standard board with moves already on its stack changes what python-chess's
-    does, in the same way, here (each bitboard changed once, the rights only when the move
-    touches a square of them); anything else is python-chess's own push.
+    and Chess960 encodings, the fifty-move test). The usual move of a legal game - a pawn (not
+    en passant nor a promotion), knight, bishop, rook, queen or king (not castling) of the side
+    to move, capturing no king, on a standard board with moves already on its stack - changes
+    what python-chess's does, in the same way, here (each bitboard changed once, the rights
+    only when the move touches a square of them or a king moves); anything else is
+    ``san_body``, ``move_changes`` and python-chess's own push.
     """
     origin, target = move.from_square, move.to_square
     here, there = _BB[origin], _BB[target]
     turn = board.turn
-    occupied_co = board.occupied_co
+    ours = board.occupied_co[turn]
     if (
         type(board) is not chess.Board
-        or board.chess960
+        or not ours & here
+        or ours & there  # a king onto its own rook: castling, as Chess960 writes it
+        or board.kings & there
         or move.promotion
         or move.drop
-        or origin == target
         or not board._stack
-        or not occupied_co[turn] & here
-        or occupied_co[turn] & there
-        or (board.kings & (here | there))
-        or (board.pawns & here and target == board.ep_square)
+        or board.chess960
     ):
-        board.push(move)
-        return
+        return _play_otherwise(board, move)
+    if board.pawns & here:
+        if target == board.ep_square:
+            return _play_otherwise(board, move)  # en passant
+        kind: chess.PieceType = chess.PAWN
+        # A pawn that changes file captures.
+        san = (
+            _FILES[origin & 7] + "x" + _NAMES[target]
+            if origin & 7 != target & 7
+            else _NAMES[target]
+        )
+    else:
+        if board.knights & here:
+            kind = chess.KNIGHT
+        elif board.bishops & here:
+            kind = chess.BISHOP
+        elif board.rooks & here:
+            kind = chess.ROOK
+        elif board.queens & here:
+            kind = chess.QUEEN
+        elif abs((origin & 7) - (target & 7)) > 1:
+            return _play_otherwise(board, move)  # castling
+        else:
+            kind = chess.KING
+        san = _piece_san(board, move, kind, here)
+    _push_usual(board, move, kind, here, there)
+    return san, ((origin, None), (target, PIECES[turn][kind]))
+
+
+def _play_otherwise(board: chess.Board, move: chess.Move) -> tuple[str, tuple[Change, ...]]:
+    """``play`` for a move that is not the usual one: python-chess's push."""
+    san = san_body(board, move)
+    changes = move_changes(board, move)
+    board.push(move)
+    return san, changes
+
+
+def _push_usual(
+    board: chess.Board, move: chess.Move, kind: chess.PieceType, here: int, there: int
+) -> None:
+    """python-chess's push of the usual move (``play``) of a piece of ``kind``."""
+    turn = board.turn
+    occupied_co = board.occupied_co
     state = chess._BoardState(board)
     board.move_stack.append(move)
     board._stack.append(state)
     moved = here | there
     them = occupied_co[not turn]
-    pawn = board.pawns & here
-    if pawn or them & there:  # a pawn move or a capture
+    if kind == chess.PAWN or them & there:  # a pawn move or a capture
         board.halfmove_clock = 0
     else:
         board.halfmove_clock += 1
@@ -219,29 +270,46 @@ def push(board: chess.Board, move: chess.Move) -> None:
         occupied_co[not turn] = them ^ there
     # The piece goes from its square to the target: one toggle of both on its kind's bitboard.
     ep = None
-    if pawn:
+    if kind == chess.PAWN:
         board.pawns ^= moved
-        if target - origin == 16 and origin >> 3 == 1:
+        origin = move.from_square
+        step = move.to_square - origin
+        if step == 16 and origin >> 3 == 1:
             ep = origin + 8
-        elif target - origin == -16 and origin >> 3 == 6:
+        elif step == -16 and origin >> 3 == 6:
             ep = origin - 8
-    elif board.knights & here:
+    elif kind == chess.KNIGHT:
         board.knights ^= moved
-    elif board.bishops & here:
+    elif kind == chess.BISHOP:
         board.bishops ^= moved
-    elif board.rooks & here:
+    elif kind == chess.ROOK:
         board.rooks ^= moved
-    else:
+    elif kind == chess.QUEEN:
         board.queens ^= moved
+    else:
+        board.kings ^= moved
     board.ep_square = ep
     board.occupied = (board.occupied ^ here) | there
     occupied_co[turn] ^= moved
     promoted = board.promoted
     if promoted & moved:  # a promoted piece moves or is taken (rare)
         board.promoted = (promoted & ~moved) | (there if promoted & here else 0)
-    if board.castling_rights & moved:
-        board.castling_rights &= ~moved
+    rights = board.castling_rights
+    if rights:
+        if kind == chess.KING:  # a king that moves gives up castling on both sides
+            board.castling_rights = rights & ~moved & ~_BACK_RANKS[turn]
+        elif rights & moved:
+            board.castling_rights = rights & ~moved
     board.turn = not turn
+
+
+_BACK_RANKS: Final = (chess.BB_RANK_8, chess.BB_RANK_1)
+"""``[color]``: each side's first rank (black first: ``chess.BLACK`` is 0)."""
+
+
+def push(board: chess.Board, move: chess.Move) -> None:
+    """``board.push(move)`` for a legal ``move``: ``play`` without its answers."""
+    play(board, move)
 
 
 def in_check(board: chess.Board) -> bool:

@@ -4,8 +4,9 @@ The engine writes a move's SAN (``positions.san_body`` and the check suffix) and
 shortcuts of its own whether a move is pseudo-legal (``positions.reaches``), whether a
 pseudo-legal move leaves its king safe (``positions.is_safe``), whether the side to move is in
 check (``positions.in_check``), which squares a move changes (``positions.move_changes``), the
-position after it (``positions.push``), whether a move's piece may still be on its way
-(``positions.is_ambiguous``), whether a piece or the side to move has a legal move
+position after it with its SAN and the squares it changes (``positions.play``), whether a
+move's piece may still be on its way (``positions.is_ambiguous``), whether a piece or the side
+to move has a legal move
 (``judge._can_move``, ``positions.has_legal_move``), whether the game ended
 (``judge.ending_after_move``) and whether a ply's touches oblige nothing
 (``judge.obliges_nothing``). Here each is compared with python-chess's plain answer: on random
@@ -248,17 +249,24 @@ def _state(board: chess.Board) -> tuple[object, ...]:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(board=games())
-def test_push_is_python_chess_s(board: chess.Board) -> None:
+def test_play_is_python_chess_s(board: chess.Board) -> None:
     replay = board.root()
     for played in [*board.move_stack, None]:
         before = _state(replay)
         for move in replay.legal_moves:
             if replay.promoted & chess.BB_SQUARES[move.from_square]:
                 event("a promoted piece moved")
-            positions.push(replay, move)
+            if replay.kings & chess.BB_SQUARES[move.from_square]:
+                event("a king moved")
+            san = replay.san(move).rstrip("+#")
+            changes = reference_changes(replay, move)
+            body, written = positions.play(replay, move)
             ours = _state(replay)
             replay.pop()
             assert _state(replay) == before
+            assert body == san, move.uci()
+            assert dict(written) == changes, move.uci()
+            assert len(written) == len(changes), move.uci()
             replay.push(move)
             assert ours == _state(replay), move.uci()
             replay.pop()
