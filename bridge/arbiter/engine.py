@@ -239,6 +239,7 @@ class Arbiter(Irregularities):
             self.illegal_counts = {chess.WHITE: 0, chess.BLACK: 0}
         self._alert_ids = 0
         self._game: list[chess.Piece | None] = positions.squares_of(self.board)
+        self._letters = positions.letters_of(self._game)
         self._ranks = [positions.rank_text(self._game, rank) for rank in range(8)]
         for sq in self._inferred:
             # A piece the board cannot identify is what the game now says it is (an arbiter's
@@ -1057,6 +1058,8 @@ class Arbiter(Irregularities):
             board.pop()
             self._san.pop()
             self._game = superseded.game
+            for sq in superseded.changed:
+                self._letters[sq] = positions.letter(superseded.game[sq])
         game = self._game
         move = cand.move
         color = board.turn
@@ -1079,23 +1082,27 @@ class Arbiter(Irregularities):
         if check:
             san += "#" if ending is not None and ending.reason == judge.CHECKMATE else "+"
         self._san.append(san)
-        ranks = self._ranks
+        ranks, letters, occupied = self._ranks, self._letters, board.occupied
         if len(changes) == 2 and superseded is None:  # the usual move: one or two ranks
             (origin, _), (target, placed) = changes
             game[origin] = None
             game[target] = placed
-            ranks[origin >> 3] = positions.rank_text(game, origin >> 3)
+            letters[origin] = ""
+            assert placed is not None
+            letters[target] = positions.FEN_LETTERS[placed.color][placed.piece_type]
+            ranks[origin >> 3] = positions.rank_of(letters, occupied, origin >> 3)
             if target >> 3 != origin >> 3:
-                ranks[target >> 3] = positions.rank_text(game, target >> 3)
+                ranks[target >> 3] = positions.rank_of(letters, occupied, target >> 3)
         else:
             redraw = set()
             for square, piece in changes:
                 game[square] = piece
+                letters[square] = positions.letter(piece)
                 redraw.add(square >> 3)
             if superseded is not None:
                 redraw.update([sq >> 3 for sq in superseded.changed])
             for rank in redraw:
-                ranks[rank] = positions.rank_text(game, rank)
+                ranks[rank] = positions.rank_of(letters, occupied, rank)
         if shown:
             self._diff = set()
         else:

@@ -100,6 +100,8 @@ class Irregularities:
     _san: list[str]
     _game: list[chess.Piece | None]
     _ranks: list[str]
+    _letters: list[str]
+    """Each square's letter in the game's FEN placement (``positions.letters_of``)."""
     _physical: list[chess.Piece | None]
     _diff: set[chess.Square]
     _alert_ids: int
@@ -330,6 +332,7 @@ class Irregularities:
         self._san = []
         self.start_fen = stood.board.fen()
         self._game = list(stood.squares)
+        self._letters = positions.letters_of(self._game)
         self._ranks = [positions.rank_text(self._game, rank) for rank in range(8)]
         self._diff = set(stood.diff)
         self._reset_turn()
@@ -434,6 +437,8 @@ class Irregularities:
         self.board.pop()
         self._san.pop()
         self._game = prev.game
+        for sq in prev.changed:
+            self._letters[sq] = positions.letter(prev.game[sq])
         for rank in {chess.square_rank(sq) for sq in prev.changed}:
             self._ranks[rank] = positions.rank_text(self._game, rank)
         self._diff = {sq for sq in recheck if self._physical[sq] != self._game[sq]}

@@ -434,19 +434,57 @@ def rank_text(squares: Sequence[chess.Piece | None], rank: int) -> str:
         if piece is None:
             empty += 1
         elif empty:
-            row += _DIGITS[empty] + _SYMBOLS[piece.color][piece.piece_type]
+            row += _DIGITS[empty] + FEN_LETTERS[piece.color][piece.piece_type]
             empty = 0
         else:
-            row += _SYMBOLS[piece.color][piece.piece_type]
+            row += FEN_LETTERS[piece.color][piece.piece_type]
     return row + _DIGITS[empty] if empty else row
 
 
-_SYMBOLS: Final = (
+FEN_LETTERS: Final = (
     ("", *(chess.piece_symbol(pt) for pt in chess.PIECE_TYPES)),
     ("", *(chess.piece_symbol(pt).upper() for pt in chess.PIECE_TYPES)),
 )
 """``[color][piece_type]``: a piece's letter in a FEN (black first: ``chess.BLACK`` is 0)."""
 _DIGITS: Final = tuple(str(n) for n in range(9))
+
+
+def letters_of(squares: Sequence[chess.Piece | None]) -> list[str]:
+    """Each square's letter in a FEN placement, ``""`` where it is empty (for ``rank_of``)."""
+    return [letter(piece) for piece in squares]
+
+
+def letter(piece: chess.Piece | None) -> str:
+    """A piece's letter in a FEN placement; ``""`` for an empty square."""
+    return "" if piece is None else FEN_LETTERS[piece.color][piece.piece_type]
+
+
+def rank_of(letters: Sequence[str], occupied: int, rank: int) -> str:
+    """``rank_text`` of a position given by its ``letters`` (``letters_of``) and its occupied
+    squares (a bitboard): one format of the rank's eight letters, no loop over its squares.
+
+    The format is chosen by the rank's occupied squares: a ``%s`` for each square (an empty
+    one's letter is ``""``) and the count of each run of empty squares after its last one.
+    """
+    start = rank * 8
+    return _RANK_FORMATS[(occupied >> start) & 0xFF] % tuple(letters[start : start + 8])
+
+
+def _rank_format(occupied: int) -> str:
+    """The format of a rank whose occupied files are the bits of ``occupied`` (file a: bit 0)."""
+    text = ""
+    empty = 0
+    for file in range(8):
+        if occupied >> file & 1:
+            text += (_DIGITS[empty] if empty else "") + "%s"
+            empty = 0
+        else:
+            text += "%s"
+            empty += 1
+    return text + (_DIGITS[empty] if empty else "")
+
+
+_RANK_FORMATS: Final = tuple(_rank_format(occupied) for occupied in range(256))
 
 
 def find_move(

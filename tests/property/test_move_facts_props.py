@@ -105,6 +105,8 @@ def check_position(board: chess.Board) -> None:
     assert squares == [board.piece_at(sq) for sq in chess.SQUARES]
     ranks = [positions.rank_text(squares, rank) for rank in range(8)]
     assert positions.fen(board, ranks) == board.fen()
+    letters = positions.letters_of(squares)
+    assert [positions.rank_of(letters, board.occupied, rank) for rank in range(8)] == ranks
     assert positions.has_legal_move(board, check) == any(board.legal_moves)
     for move in board.pseudo_legal_moves:
         safe = not board.is_into_check(move)
