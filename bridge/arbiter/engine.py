@@ -497,7 +497,12 @@ class Arbiter(Irregularities):
             facts.extend(self._pending(square, old, piece, cand, suspended, now))
         self._physical[square] = piece  # ``_set``, written out
         was = self._game[square]
-        if was is piece or (was is not None and piece is not None and was == piece):
+        if was is piece or (
+            was is not None
+            and piece is not None
+            and was.piece_type == piece.piece_type
+            and was.color == piece.color
+        ):
             self._diff.discard(square)
         else:
             self._diff.add(square)
@@ -1158,24 +1163,19 @@ class Arbiter(Irregularities):
         self, move: chess.Move, superseded: Previous | None, now: float
     ) -> list[AlertRaised]:
         """Article 4 and 6.7 alerts for ``move``, about to be made on ``self.board``."""
+        if superseded is not None:
+            return self._judge_revision(move, superseded, now)
         board = self.board
         color = board.turn
+        touches = self._ply.touches
+        late = self._awaiting_press
+        obliged = not judge.obliges_nothing(board, move, touches)
+        if not obliged and not move.promotion and (late is None or late == color):
+            return []  # the usual ply: nothing to judge
         ply = 2 * board.fullmove_number - 1 + (color == chess.BLACK)  # board.ply() + 1
         edition = self.edition
-        if superseded is not None:
-            found: list[alerts.Alert | None] = []
-            first = superseded.move
-            if (first.from_square, first.to_square) == (move.from_square, move.to_square):
-                # The same pawn, another piece: 2018 4.4.4 fixes the first one; 1997 does not.
-                assert first.promotion is not None
-                found.append(alerts.promotion_changed(edition, move, first.promotion, color, ply))
-            else:
-                castling = board.is_castling(move)
-                found.append(alerts.revision(edition, first, move, color, ply, castling=castling))
-            return [self._raise(alert, now) for alert in found if alert is not None]
         raised: list[AlertRaised] = []
-        touches = self._ply.touches
-        if not judge.obliges_nothing(board, move, touches):
+        if obliged:
             breach = judge.touch_breach(board, move, touches, edition, self.config.same_scan)
             if breach is not None:
                 raised.append(self._raise(alerts.touch_breach(breach, move, color, ply), now))
@@ -1185,11 +1185,28 @@ class Arbiter(Irregularities):
                 alert = alerts.promotion_changed(edition, move, chosen, color, ply)
                 if alert is not None:
                     raised.append(self._raise(alert, now))
-        late = self._awaiting_press
         if late is not None and late != color:
             self._unpressed = late
             raised.append(self._raise(alerts.clock_not_pressed(edition, late, ply - 1), now))
         return raised
+
+    def _judge_revision(
+        self, move: chess.Move, superseded: Previous, now: float
+    ) -> list[AlertRaised]:
+        """The alert of ``move`` made instead of ``superseded``'s, on ``self.board``."""
+        board = self.board
+        color = board.turn
+        ply = 2 * board.fullmove_number - 1 + (color == chess.BLACK)  # board.ply() + 1
+        edition = self.edition
+        first = superseded.move
+        if (first.from_square, first.to_square) == (move.from_square, move.to_square):
+            # The same pawn, another piece: 2018 4.4.4 fixes the first one; 1997 does not.
+            assert first.promotion is not None
+            alert = alerts.promotion_changed(edition, move, first.promotion, color, ply)
+        else:
+            castling = board.is_castling(move)
+            alert = alerts.revision(edition, first, move, color, ply, castling=castling)
+        return [] if alert is None else [self._raise(alert, now)]
 
     def _watch_still(self) -> bool:
         """A clockless board with an unexplained position: judge it when left still.

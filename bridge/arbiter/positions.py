@@ -626,17 +626,28 @@ def is_safe(board: chess.Board, move: chess.Move, check: bool | None = None) -> 
     in check, a move of a piece other than the king (en passant aside: the victim may be pinned)
     is safe unless the piece is pinned - the only piece between its king and an opponent's rook,
     bishop or queen on that line - and leaves the line: python-chess's own test, for that one
-    line instead of every line through the king.
+    line instead of every line through the king. The king's own step (not castling) is safe
+    when no piece of the opponent attacks its target with the king off its square, in check or
+    not: python-chess's evasions and its attack test in one.
     """
     turn = board.turn
     kings = board.kings & board.occupied_co[turn] & ~board.promoted
     origin = move.from_square
-    if kings and not kings & _BB[origin] and move.to_square != board.ep_square:
+    here = _BB[origin]
+    if kings == here:
+        target = move.to_square  # castling (a king's two files, or onto its rook) aside
+        if (
+            abs((origin & 7) - (target & 7)) <= 1
+            and not board.occupied_co[turn] & _BB[target]
+            and not board.chess960
+        ):
+            return not board.attackers_mask(not turn, target, board.occupied ^ here)
+    elif kings and not kings & here and move.to_square != board.ep_square:
         king = kings.bit_length() - 1
         if check is None:
             check = bool(board.attackers_mask(not turn, king))
         if not check:
-            if not _LINES[king] & _BB[origin]:
+            if not _LINES[king] & here:
                 return True  # on no line through its king: it cannot be pinned
             occupied = board.occupied
             if _BETWEEN[king][origin] & occupied:
