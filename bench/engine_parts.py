@@ -53,6 +53,7 @@ def parts_of(board: chess.Board, move: chess.Move) -> dict[str, Part]:
     check = after.is_check()
     in_check = board.is_check()
     ranks = [positions.rank_text(physical, rank) for rank in range(8)]
+    letters = positions.letters_of(physical)
     redraw = sorted({chess.square_rank(sq) for sq, _ in changes})
 
     def play_pop() -> None:
@@ -65,7 +66,7 @@ def parts_of(board: chess.Board, move: chess.Move) -> dict[str, Part]:
 
     def fen() -> str:
         for rank in redraw:
-            ranks[rank] = positions.rank_text(physical, rank)
+            ranks[rank] = positions.rank_of(letters, after.occupied, rank)
         return positions.fen(after, ranks)
 
     return {
