@@ -485,10 +485,16 @@ class Arbiter(Irregularities):
     def _on_square(
         self, square: chess.Square, piece: chess.Piece | None, now: float, at: float
     ) -> list[Fact]:
-        # Pieces are compared by identity first: the engine's are the shared ones of
-        # ``positions.PIECES``, and python-chess's ``__eq__`` is a Python call.
+        # Pieces are compared by identity first (the engine's are the shared ones of
+        # ``positions.PIECES``), then by kind and colour: python-chess's ``__eq__`` is a Python
+        # call.
         old = self._physical[square]
-        if old is piece or (old is not None and piece is not None and old == piece):
+        if old is piece or (
+            old is not None
+            and piece is not None
+            and old.piece_type == piece.piece_type
+            and old.color == piece.color
+        ):
             return []
         facts = self._knock_due(now) if self._knock_at is not None else []
         cand, suspended = self._candidate, self._suspended

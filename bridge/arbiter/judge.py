@@ -106,17 +106,25 @@ def touch_breach(
 def obliges_nothing(board: chess.Board, move: chess.Move, touches: Sequence[Touch]) -> bool:
     """True when ``touch_breach`` would find no breach without asking it (the usual ply).
 
-    The move is not the king's (castling has its own obligations), and every touch is of the
-    moving piece on its square, of a piece of the side to move on a square where the game has
-    none of its pieces (a slide's lifts from the squares it crossed: such a piece cannot be
-    moved), or of an opponent's piece on the target square, which the move captures. Only the
-    moving piece obliges, and it moved; the only opponent's piece touched that can be captured
-    is the one it captured.
+    The move is a king's step (not castling, which has obligations of its own) with only the
+    king touched; or it is not the king's, and every touch is of the moving piece on its
+    square, of a piece of the side to move on a square where the game has none of its pieces (a
+    slide's lifts from the squares it crossed: such a piece cannot be moved), or of an
+    opponent's piece on the target square, which the move captures. Only the moving piece
+    obliges, and it moved; the only opponent's piece touched that can be captured is the one it
+    captured.
     """
     origin = move.from_square
-    if board.kings & chess.BB_SQUARES[origin]:
-        return False
     me = board.turn
+    if board.kings & chess.BB_SQUARES[origin]:
+        # A king's step touched alone (``touch_breach``'s first test); castling - two files, or
+        # onto its own rook - has obligations of its own.
+        target = move.to_square
+        return (
+            abs((origin & 7) - (target & 7)) <= 1
+            and not board.rooks & board.occupied_co[me] & chess.BB_SQUARES[target]
+            and all(touch.square == origin for touch in touches)
+        )
     for touch in touches:
         square = touch.square
         if square == origin:

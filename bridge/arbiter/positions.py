@@ -353,15 +353,17 @@ def has_legal_move(board: chess.Board, check: bool) -> bool:
 
     When the side to move is not in ``check``, a piece on no line through its king cannot be
     pinned, so any move it can make is legal: a pawn of those that can step forward, or a knight,
-    bishop, rook or queen of those with a square to go to, settles it. Otherwise (in check, or
-    every free piece stuck) python-chess generates the legal moves.
+    bishop, rook or queen of those with a square to go to, settles it. In check or not, a step of
+    a lone king to a square that no piece of the opponent attacks with the king off its square
+    is legal (``is_safe``). Otherwise python-chess generates the legal moves.
     """
-    if not check:
-        turn = board.turn
-        ours = board.occupied_co[turn]
-        kings = ours & board.kings & ~board.promoted
-        if kings:
-            free = ours & ~_LINES[kings.bit_length() - 1] & ~board.kings
+    turn = board.turn
+    ours = board.occupied_co[turn]
+    kings = ours & board.kings & ~board.promoted
+    if kings:
+        king = kings.bit_length() - 1
+        if not check:
+            free = ours & ~_LINES[king] & ~board.kings
             pawns = free & board.pawns
             ahead = (pawns << 8) & chess.BB_ALL if turn == chess.WHITE else pawns >> 8
             if ahead & ~board.occupied:
@@ -372,6 +374,14 @@ def has_legal_move(board: chess.Board, check: bool) -> bool:
                 if board.attacks_mask(square) & ~ours:
                     return True
                 pieces ^= _BB[square]
+        if kings == _BB[king]:
+            steps = _KING_ATTACKS[king] & ~ours
+            occupied = board.occupied ^ kings
+            while steps:
+                square = steps.bit_length() - 1
+                if not board.attackers_mask(not turn, square, occupied):
+                    return True
+                steps ^= _BB[square]
     return any(True for _ in board.generate_legal_moves())
 
 
@@ -755,7 +765,7 @@ def is_ambiguous(board: chess.Board, move: chess.Move, check: bool | None = None
         if not board.castling_rights or abs(target - origin) != 1 or following < 0:
             return False
         return board.is_legal(chess.Move(origin, following))
-    if board.rooks & here and _is_castling_rook_move(board, move):
+    if board.rooks & here and board.castling_rights & here and _is_castling_rook_move(board, move):
         return True
     following = _NEXT[origin][target]
     if following < 0 or board.occupied & chess.BB_SQUARES[target]:
