@@ -196,6 +196,28 @@ class GameSnapshot(msgspec.Struct, frozen=True, kw_only=True):
 class Arbiter(Irregularities):
     """Judges lifts, places and clock presses as an arbiter would; see the module docstring."""
 
+    # Slots: an instance of more than 30 attributes gets a plain dict in CPython (its key-sharing
+    # dict holds 30), where every ``self.x`` of an event is a hashed lookup; a slot is an index.
+    # The state shared with ``Irregularities`` is in its slots.
+    __slots__ = (
+        "_bursts",
+        "_centre_at",
+        "_check_of",
+        "_clock",
+        "_inferred",
+        "_kings_central",
+        "_knock_at",
+        "_last_change",
+        "_replaying",
+        "_seen_board",
+        "_still_reported",
+        "_suspended_touches",
+        "_times",
+        "_white_side",
+        "config",
+        "rotated",
+    )
+
     def __init__(
         self, config: EngineConfig | None = None, board: chess.Board | None = None
     ) -> None:
@@ -203,8 +225,9 @@ class Arbiter(Irregularities):
         self.edition = self.config.rules
         self.rotated = False
         self._clock: ClockReading | None = None
-        self._times: tuple[ClockReading, ClockSide, ClockTimes] | None = None
-        """The times of the last clock reading asked for (``clock_times``)."""
+        self._times: tuple[ClockReading, ClockTimes] | None = None
+        """The times of the last clock reading asked for (``clock_times``); cleared when the
+        sides are set."""
         self._white_side = self.config.white_side
         self._seen_board = False
         self._last_change = 0.0
@@ -354,20 +377,20 @@ class Arbiter(Irregularities):
     def clock_times(self) -> ClockTimes | None:
         """Remaining times by colour, if a clock is connected and its sides are known."""
         reading = self._clock
-        if reading is None or not reading.connected or self._white_side is None:
-            return None
         cached = self._times
-        if cached is not None and cached[0] is reading and cached[1] is self._white_side:
-            return cached[2]  # every move and press between two clock messages asks again
+        if cached is not None and cached[0] is reading:
+            return cached[1]  # every move and press between two clock messages asks again
         white_side = self._white_side
+        if reading is None or not reading.connected or white_side is None:
+            return None
         running: chess.Color | None = None
         if reading.running:
-            running = chess.WHITE if reading.lever_high is white_side else chess.BLACK
+            running = reading.lever_high is white_side
         if white_side is ClockSide.LEFT:
             times = ClockTimes(white=reading.left, black=reading.right, running=running)
         else:
             times = ClockTimes(white=reading.right, black=reading.left, running=running)
-        self._times = (reading, white_side, times)
+        self._times = (reading, times)
         return times
 
     def last_seen(self) -> list[Occupant | None]:
@@ -1076,7 +1099,22 @@ class Arbiter(Irregularities):
         color = board.turn
         if self._replaying:
             by = CompletedBy.RECONSTRUCTED
-        alerts = self._judge_move(move, superseded, now)
+        ply = self._ply
+        touches = ply.touches
+        late = self._awaiting_press
+        if (
+            superseded is None
+            and len(touches) == 1
+            and touches[0].square == move.from_square
+            and not board.kings & chess.BB_SQUARES[move.from_square]
+            and not move.promotion
+            and (late is None or late == color)
+        ):
+            # The usual ply, only the moving piece lifted (not a king: castling obliges): what
+            # ``judge.obliges_nothing`` says first, and ``_judge_move`` then has nothing to judge.
+            alerts: list[AlertRaised] = []
+        else:
+            alerts = self._judge_move(move, superseded, now)
         # The SAN's check suffix and the end of the game share one check test and one search
         # for a legal reply (python-chess's san_and_push and an ending check made each their own).
         san, changes = positions.play(board, move)
@@ -1084,8 +1122,8 @@ class Arbiter(Irregularities):
             changed: tuple[chess.Square, ...] = (changes[0][0], changes[1][0])
         else:
             changed = tuple([sq for sq, _ in changes])
-        ply = self._ply
-        touches = superseded.touches + ply.touches if superseded else ply.touches
+        if superseded is not None:
+            touches = superseded.touches + touches
         self._prev = Previous(game[:], changed, move, touches)
         check = positions.in_check(board)
         self._check_of = (board, board._stack[-1], check)
@@ -1101,9 +1139,7 @@ class Arbiter(Irregularities):
             letters[origin] = ""
             assert placed is not None
             letters[target] = positions.FEN_LETTERS[placed.color][placed.piece_type]
-            ranks[origin >> 3] = positions.rank_of(letters, occupied, origin >> 3)
-            if target >> 3 != origin >> 3:
-                ranks[target >> 3] = positions.rank_of(letters, occupied, target >> 3)
+            positions.redraw(ranks, letters, occupied, origin, target)
         else:
             redraw = set()
             for square, piece in changes:
@@ -1274,6 +1310,7 @@ class Arbiter(Irregularities):
             side = reading.lever_high
             other = ClockSide.LEFT if side is ClockSide.RIGHT else ClockSide.RIGHT
             self._white_side = side if self.board.turn == chess.WHITE else other
+            self._times = None
         if was_connected and prev is not None and reading.lever_high != prev.lever_high:
             facts.extend(self._on_press(prev.lever_high, reading, now))
         elif not was_connected or (prev is not None and prev.running != reading.running):
@@ -1302,6 +1339,7 @@ class Arbiter(Irregularities):
         if self._white_side is None and self.board.move_stack:
             # The clock was not running before move 1: the first press is White's.
             self._white_side = pressed
+            self._times = None
         by: chess.Color | None = None
         if self._white_side is not None:
             by = chess.WHITE if pressed is self._white_side else chess.BLACK

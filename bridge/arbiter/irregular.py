@@ -90,6 +90,38 @@ class Irregular(msgspec.Struct):
 class Irregularities:
     """Judges presses and irregular boards; ``engine.Arbiter`` holds the state it works on."""
 
+    # The state shared with the engine, in slots (see ``engine.Arbiter.__slots__``).
+    __slots__ = (
+        "_alert_ids",
+        "_awaiting_press",
+        "_candidate",
+        "_completed",
+        "_diff",
+        "_displaced",
+        "_game",
+        "_irregular",
+        "_judged",
+        "_letters",
+        "_moved_on_reported",
+        "_physical",
+        "_ply",
+        "_pressed_for",
+        "_prev",
+        "_ranks",
+        "_same_scan",
+        "_san",
+        "_suspended",
+        "_unexplained",
+        "_unpressed",
+        "alerts",
+        "board",
+        "edition",
+        "history",
+        "illegal_counts",
+        "result",
+        "start_fen",
+    )
+
     board: chess.Board
     edition: rules.Edition
     result: GameEnded | None

@@ -185,12 +185,15 @@ def play(board: chess.Board, move: chess.Move) -> tuple[str, tuple[Change, ...]]
     to move, capturing no king, on a standard board with moves already on its stack - changes
     what python-chess's does, in the same way, here (each bitboard changed once, the rights
     only when the move touches a square of them or a king moves); anything else is
-    ``san_body``, ``move_changes`` and python-chess's own push.
+    ``san_body``, ``move_changes`` and python-chess's own push. The push is written out here,
+    not in a function of its own: it is on every recorded move, and reads what the tests above
+    read already.
     """
     origin, target = move.from_square, move.to_square
     here, there = _BB[origin], _BB[target]
     turn = board.turn
-    ours = board.occupied_co[turn]
+    occupied_co = board.occupied_co
+    ours = occupied_co[turn]
     if (
         type(board) is not chess.Board
         or not ours & here
@@ -202,7 +205,8 @@ def play(board: chess.Board, move: chess.Move) -> tuple[str, tuple[Change, ...]]
         or board.chess960
     ):
         return _play_otherwise(board, move)
-    if board.pawns & here:
+    pawns = board.pawns
+    if pawns & here:
         if target == board.ep_square:
             return _play_otherwise(board, move)  # en passant
         kind: chess.PieceType = chess.PAWN
@@ -226,27 +230,9 @@ def play(board: chess.Board, move: chess.Move) -> tuple[str, tuple[Change, ...]]
         else:
             kind = chess.KING
         san = _piece_san(board, move, kind, here)
-    _push_usual(board, move, kind, here, there)
-    return san, ((origin, None), (target, PIECES[turn][kind]))
-
-
-def _play_otherwise(board: chess.Board, move: chess.Move) -> tuple[str, tuple[Change, ...]]:
-    """``play`` for a move that is not the usual one: python-chess's push."""
-    san = san_body(board, move)
-    changes = move_changes(board, move)
-    board.push(move)
-    return san, changes
-
-
-def _push_usual(
-    board: chess.Board, move: chess.Move, kind: chess.PieceType, here: int, there: int
-) -> None:
-    """python-chess's push of the usual move (``play``) of a piece of ``kind``."""
-    turn = board.turn
-    occupied_co = board.occupied_co
-    state = chess._BoardState(board)
+    # python-chess's push of the usual move.
+    board._stack.append(_State(board))
     board.move_stack.append(move)
-    board._stack.append(state)
     moved = here | there
     them = occupied_co[not turn]
     if kind == chess.PAWN or them & there:  # a pawn move or a capture
@@ -257,8 +243,8 @@ def _push_usual(
         board.fullmove_number += 1
     # A victim leaves the target square (only an opponent's piece can stand there).
     if them & there:
-        if board.pawns & there:
-            board.pawns ^= there
+        if pawns & there:
+            board.pawns = pawns = pawns ^ there
         elif board.knights & there:
             board.knights ^= there
         elif board.bishops & there:
@@ -271,9 +257,8 @@ def _push_usual(
     # The piece goes from its square to the target: one toggle of both on its kind's bitboard.
     ep = None
     if kind == chess.PAWN:
-        board.pawns ^= moved
-        origin = move.from_square
-        step = move.to_square - origin
+        board.pawns = pawns ^ moved
+        step = target - origin
         if step == 16 and origin >> 3 == 1:
             ep = origin + 8
         elif step == -16 and origin >> 3 == 6:
@@ -290,7 +275,7 @@ def _push_usual(
         board.kings ^= moved
     board.ep_square = ep
     board.occupied = (board.occupied ^ here) | there
-    occupied_co[turn] ^= moved
+    occupied_co[turn] = ours ^ moved
     promoted = board.promoted
     if promoted & moved:  # a promoted piece moves or is taken (rare)
         board.promoted = (promoted & ~moved) | (there if promoted & here else 0)
@@ -301,6 +286,38 @@ def _push_usual(
         elif rights & moved:
             board.castling_rights = rights & ~moved
     board.turn = not turn
+    return san, ((origin, None), (target, PIECES[turn][kind]))
+
+
+def _play_otherwise(board: chess.Board, move: chess.Move) -> tuple[str, tuple[Change, ...]]:
+    """``play`` for a move that is not the usual one: python-chess's push."""
+    san = san_body(board, move)
+    changes = move_changes(board, move)
+    board.push(move)
+    return san, changes
+
+
+class _State(chess._BoardState):
+    """python-chess's record of the position before a push (``Board._stack``), its fields in
+    slots: made on every recorded move, it costs about half as much as an instance dict."""
+
+    __slots__ = (
+        "bishops",
+        "castling_rights",
+        "ep_square",
+        "fullmove_number",
+        "halfmove_clock",
+        "kings",
+        "knights",
+        "occupied",
+        "occupied_b",
+        "occupied_w",
+        "pawns",
+        "promoted",
+        "queens",
+        "rooks",
+        "turn",
+    )
 
 
 _BACK_RANKS: Final = (chess.BB_RANK_8, chess.BB_RANK_1)
@@ -480,6 +497,24 @@ def rank_of(letters: Sequence[str], occupied: int, rank: int) -> str:
     return _RANK_FORMATS[(occupied >> start) & 0xFF] % tuple(letters[start : start + 8])
 
 
+def redraw(
+    ranks: list[str],
+    letters: Sequence[str],
+    occupied: int,
+    origin: chess.Square,
+    target: chess.Square,
+) -> None:
+    """``rank_of`` for the ranks of ``origin`` and ``target`` (one, or two), into ``ranks``: a
+    move of one piece, in one call (the engine's usual move)."""
+    start = origin & 56
+    ranks[origin >> 3] = _RANK_FORMATS[(occupied >> start) & 0xFF] % tuple(
+        letters[start : start + 8]
+    )
+    end = target & 56
+    if end != start:
+        ranks[target >> 3] = _RANK_FORMATS[(occupied >> end) & 0xFF] % tuple(letters[end : end + 8])
+
+
 def _rank_format(occupied: int) -> str:
     """The format of a rank whose occupied files are the bits of ``occupied`` (file a: bit 0)."""
     text = ""
@@ -531,7 +566,8 @@ def find_move(
         ):
             if not reaches(board, source, target):
                 return None
-            move = chess.Move(source, target)
+            move = _MOVES[source][target]  # on a line or a knight's jump: made already
+            assert move is not None
             return move if is_safe(board, move, check) else None
     sources = [sq for sq in diff if physical[sq] is None and _is_color(game[sq], turn)]
     targets = [sq for sq in diff if _is_color(physical[sq], turn)]
@@ -875,5 +911,17 @@ def _next_table() -> tuple[tuple[int, ...], ...]:
     return tuple(tuple(row) for row in rows)
 
 
+def _moves_table() -> tuple[tuple[chess.Move | None, ...], ...]:
+    """``[origin][target]``: the move (no promotion) between two squares on one rank, file or
+    diagonal or a knight's jump apart, made once (``None`` for the others): every move but a
+    promotion goes so, and making a ``chess.Move`` is a Python call."""
+    jumps = [chess.BB_KNIGHT_ATTACKS[sq] | _LINES[sq] for sq in chess.SQUARES]
+    return tuple(
+        tuple(chess.Move(a, b) if jumps[a] & chess.BB_SQUARES[b] else None for b in chess.SQUARES)
+        for a in chess.SQUARES
+    )
+
+
+_MOVES: Final = _moves_table()
 _BEYOND: Final = _beyond_table()
 _NEXT: Final = _next_table()

@@ -239,7 +239,7 @@ def test_reaches_is_python_chess_s_pseudo_legality(board: chess.Board) -> None:
 
 def _state(board: chess.Board) -> tuple[object, ...]:
     """Everything a push changes: the placement, the rights, the counters, the stacks' tops."""
-    top = vars(board._stack[-1]) if board._stack else None
+    top = _fields(board._stack[-1]) if board._stack else None
     return (
         (board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings),
         (board.occupied, *board.occupied_co, board.promoted),
@@ -249,10 +249,35 @@ def _state(board: chess.Board) -> tuple[object, ...]:
     )
 
 
+_STATE_FIELDS = (
+    "pawns",
+    "knights",
+    "bishops",
+    "rooks",
+    "queens",
+    "kings",
+    "occupied_w",
+    "occupied_b",
+    "occupied",
+    "promoted",
+    "turn",
+    "castling_rights",
+    "ep_square",
+    "halfmove_clock",
+    "fullmove_number",
+)
+"""What python-chess's record of a position before a push holds (``_BoardState``)."""
+
+
+def _fields(state: object) -> tuple[object, ...]:
+    return tuple(getattr(state, name) for name in _STATE_FIELDS)
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(board=games())
 def test_play_is_python_chess_s(board: chess.Board) -> None:
     replay = board.root()
+    assert set(vars(chess._BoardState(replay))) == set(_STATE_FIELDS)
     for played in [*board.move_stack, None]:
         before = _state(replay)
         for move in replay.legal_moves:
