@@ -99,11 +99,14 @@ class Bursts:
     def __init__(self, window: float = DEFAULT_SAME_SCAN) -> None:
         self.window: Final = window
         self.current: Burst | None = None
-        # The last event, kept plainly: most events are alone, and need no Burst at all.
-        self._last_square: chess.Square | None = None
-        self._last_old: chess.Piece | None = None
-        self._last_new: chess.Piece | None = None
-        self._last_at = float("-inf")
+        # The last event (square, before, after, when), kept plainly in one tuple: most events
+        # are alone, and need no Burst at all.
+        self._last: tuple[chess.Square | None, chess.Piece | None, chess.Piece | None, float] = (
+            None,
+            None,
+            None,
+            float("-inf"),
+        )
 
     def feed(
         self,
@@ -120,12 +123,12 @@ class Bursts:
         A burst holds the events within one scan of its first event; once it is a knock, every
         event less than one scan after the one before still belongs to it (pieces falling on).
         """
-        last, last_old, last_new = self._last_square, self._last_old, self._last_new
-        previous_at = self._last_at
-        self._last_square, self._last_old, self._last_new, self._last_at = square, old, new, at
+        previous = self._last
+        self._last = (square, old, new, at)
         burst = self.current
-        if burst is None and not 0.0 <= at - previous_at < self.window:
+        if burst is None and not 0.0 <= at - previous[3] < self.window:
             return False  # the usual case: an event alone
+        last, last_old, last_new, previous_at = previous
         if burst is not None and self._close(burst.at if burst.knocked else burst.start, at):
             burst.at = at
             self._add(burst, square, old, new)

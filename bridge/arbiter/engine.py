@@ -294,8 +294,9 @@ class Arbiter(Irregularities):
             if isinstance(piece, chess.Piece):  # ``_identify``, written out
                 self._inferred.discard(square)
                 placed = positions.PIECES[piece.color][piece.piece_type]
-            else:
-                placed = self._identify(square, piece)
+            else:  # an occupancy-only board
+                self._inferred.add(square)
+                placed = self._infer(square)
             return self._on_square(square, placed, now, event.at)
         if isinstance(event, SquareEmptied):
             square = 63 - event.square if self.rotated else event.square
@@ -542,7 +543,11 @@ class Arbiter(Irregularities):
         self._still_reported = False
         if self._bursts.feed(square, old, piece, now, self.board):
             self._on_knock()
-        facts.append(self._touch(square, old, piece, now, at))
+        facts.append(
+            self._lift(square, old, now, at)
+            if piece is None
+            else self._place(square, old, piece, now, at)
+        )
         if self.result is not None:
             return facts
         facts.extend(self._evaluate(now, piece, lifted=piece is None))
@@ -574,27 +579,36 @@ class Arbiter(Irregularities):
         the game has there, else a pawn of the side to move.
         """
         turn = self.board.turn
-        candidates = [
-            (sq, piece)
-            for sq, (piece, _) in reversed(self._ply.lifted.items())
-            if self._physical[sq] is None
-        ]
+        physical, game = self._physical, self._game
+        lifted = self._ply.lifted
+        # The candidates in order, kept as the first of them and those of the side to move: a
+        # loop each, no list of them all (this is on every place of such a board).
+        first: chess.Piece | None = None
+        own: list[tuple[chess.Square, chess.Piece]] = []
+        for sq, (piece, _) in reversed(lifted.items()):
+            if physical[sq] is None:
+                if first is None:
+                    first = piece
+                if piece.color == turn:
+                    own.append((sq, piece))
         for sq in self._diff:
-            piece = self._game[sq]
-            if piece is not None and self._physical[sq] is None and sq not in self._ply.lifted:
-                candidates.append((sq, piece))
-        own = [(sq, piece) for sq, piece in candidates if piece.color == turn]
+            was = game[sq]
+            if was is not None and physical[sq] is None and sq not in lifted:
+                if first is None:
+                    first = was
+                if was.color == turn:
+                    own.append((sq, was))
         if not own:
-            if candidates:
-                return candidates[0][1]
-            return self._game[square] or positions.PIECES[turn][chess.PAWN]
+            if first is not None:
+                return first
+            return game[square] or positions.PIECES[turn][chess.PAWN]
         if len(own) == 1:
             _, piece = own[0]  # the piece whether or not it can go there: no legality to ask
         else:
             _, piece = next(
                 (c for c in own if c[0] == square or self._reaches(c[0], c[1], square)), own[0]
             )
-        if piece.piece_type == chess.PAWN and chess.square_rank(square) == (7 if turn else 0):
+        if piece.piece_type == chess.PAWN and square >> 3 == (7 if turn else 0):  # its last rank
             return positions.PIECES[turn][chess.QUEEN]
         return piece
 
@@ -822,71 +836,71 @@ class Arbiter(Irregularities):
         else:
             stood.diff.add(square)
 
-    def _touch(
-        self,
-        square: chess.Square,
-        old: chess.Piece | None,
-        new: chess.Piece | None,
-        now: float,
-        at: float,
+    def _lift(
+        self, square: chess.Square, piece: chess.Piece | None, now: float, at: float
     ) -> TouchReported:
+        """The touch of a piece lifted off ``square``: kept for the ply (Article 4) unless it
+        is not a touch of the player having the move."""
+        assert piece is not None
         board = self.board
-        ply = 2 * board.fullmove_number - 1 + (board.turn == chess.BLACK)  # board.ply() + 1
-        self._ply.squares.append(square)
-        if new is None:
-            assert old is not None
-            meaning = self._lift(square, old, now)
-            action = TouchAction.LIFT
-            piece: chess.Piece | None = old
+        turn = board.turn
+        ply = 2 * board.fullmove_number - 1 + (turn == chess.BLACK)  # board.ply() + 1
+        current = self._ply
+        current.squares.append(square)
+        current.lifted[square] = (piece, now)
+        name = _KINDS[piece.piece_type]
+        irregular = self._irregular
+        if self.result is not None:
+            meaning = f"{name} lifted after the end of the game"
+        elif piece.color != turn and self._awaiting_press == piece.color:
+            meaning = f"{name} lifted by the player who just moved, before pressing the clock"
+        elif irregular is not None and piece.color == irregular.offender != turn:
+            meaning = f"{name} lifted by the player who must re-establish the position"
+        elif self._bursts.current is not None and self._bursts.knocking(now):
+            meaning = f"{_name(piece)} knocked off its square with others in one scan: not a touch"
+        elif square in self._displaced and self._game[square] != piece:
+            meaning = f"{_name(piece)} lifted from a square reported displaced: putting it right"
         else:
-            meaning = self._place(square, old, new, now)
-            action = TouchAction.PLACE
-            piece = new
+            current.touches.append(judge.Touch(square=square, piece=piece, at=now))
+            if piece.color == turn:
+                meaning = _OWN_TOUCHED[piece.piece_type]
+            else:
+                meaning = _OPPONENTS_TOUCHED[piece.piece_type]
         return TouchReported(
-            action=action, square=square, piece=piece, meaning=meaning, ply=ply, at=at
+            action=TouchAction.LIFT, square=square, piece=piece, meaning=meaning, ply=ply, at=at
         )
 
-    def _lift(self, square: chess.Square, piece: chess.Piece, now: float) -> str:
-        name = _KINDS[piece.piece_type]
-        self._ply.lifted[square] = (piece, now)
-        if self.result is not None:
-            return f"{name} lifted after the end of the game"
-        if piece.color != self.board.turn and self._awaiting_press == piece.color:
-            return f"{name} lifted by the player who just moved, before pressing the clock"
-        irregular = self._irregular
-        if irregular is not None and piece.color == irregular.offender != self.board.turn:
-            return f"{name} lifted by the player who must re-establish the position"
-        if self._bursts.current is not None and self._bursts.knocking(now):
-            return f"{_name(piece)} knocked off its square with others in one scan: not a touch"
-        if square in self._displaced and self._game[square] != piece:
-            return f"{_name(piece)} lifted from a square reported displaced: putting it right"
-        self._ply.touches.append(judge.Touch(square=square, piece=piece, at=now))
-        if piece.color == self.board.turn:
-            return _OWN_TOUCHED[piece.piece_type]
-        return _OPPONENTS_TOUCHED[piece.piece_type]
-
     def _place(
-        self, square: chess.Square, old: chess.Piece | None, new: chess.Piece, now: float
-    ) -> str:
-        meaning = _PLACED[new.color][new.piece_type]
-        if old is not None:
-            meaning += _REPLACING[old.color][old.piece_type]
-        lifted = self._ply.lifted.pop(square, None)
+        self, square: chess.Square, old: chess.Piece | None, new: chess.Piece, now: float, at: float
+    ) -> TouchReported:
+        """The touch of a piece put on ``square``: a place, a flicker, or a piece put back."""
+        board = self.board
+        ply = 2 * board.fullmove_number - 1 + (board.turn == chess.BLACK)  # board.ply() + 1
+        current = self._ply
+        current.squares.append(square)
+        lifted = current.lifted.pop(square, None)
         if lifted is not None and lifted[0] == new:
             held = now - lifted[1]
             if held <= self.config.flicker:
                 since = lifted[1]  # only that lift: an earlier touch of the square still counts
-                touches = self._ply.touches
-                self._ply.touches = [t for t in touches if t.square != square or t.at < since]
-                return f"{_name(new)} read again after {held:.2f} s: sensor flicker, not a touch"
-            return (
-                f"{_name(new)} put back on its square: an adjustment, legal only if j'adoube "
-                f"was announced (Art. {self.edition.adjust})"
-            )
-        self._ply.placed[square] = now
-        if (square < 8 or square >= 56) and self._is_new_promotion_piece(square, new):
-            self._ply.promoted[square] = new.piece_type
-        return meaning
+                touches = current.touches
+                current.touches = [t for t in touches if t.square != square or t.at < since]
+                meaning = f"{_name(new)} read again after {held:.2f} s: sensor flicker, not a touch"
+            else:
+                meaning = (
+                    f"{_name(new)} put back on its square: an adjustment, legal only if j'adoube "
+                    f"was announced (Art. {self.edition.adjust})"
+                )
+        else:
+            meaning = _PLACED[new.color][new.piece_type]
+            if old is not None:
+                meaning += _REPLACING[old.color][old.piece_type]
+            current.placed[square] = now
+            if (square < 8 or square >= 56) and self._is_new_promotion_piece(square, new):
+                current.promoted[square] = new.piece_type
+        return TouchReported(
+            action=TouchAction.PLACE, square=square, piece=new, meaning=meaning, ply=ply, at=at
+        )
 
     def _is_new_promotion_piece(self, square: chess.Square, piece: chess.Piece) -> bool:
         """A piece from off the board put on a square where a pawn of its colour may promote."""
@@ -1118,8 +1132,10 @@ class Arbiter(Irregularities):
         # The SAN's check suffix and the end of the game share one check test and one search
         # for a legal reply (python-chess's san_and_push and an ending check made each their own).
         san, changes = positions.play(board, move)
-        if len(changes) == 2:
-            changed: tuple[chess.Square, ...] = (changes[0][0], changes[1][0])
+        usual = len(changes) == 2 and superseded is None  # one piece moved: one or two ranks
+        if usual:
+            (origin, _), (target, placed) = changes
+            changed: tuple[chess.Square, ...] = (origin, target)
         else:
             changed = tuple([sq for sq, _ in changes])
         if superseded is not None:
@@ -1132,8 +1148,7 @@ class Arbiter(Irregularities):
             san += "#" if ending is not None and ending.reason == judge.CHECKMATE else "+"
         self._san.append(san)
         ranks, letters, occupied = self._ranks, self._letters, board.occupied
-        if len(changes) == 2 and superseded is None:  # the usual move: one or two ranks
-            (origin, _), (target, placed) = changes
+        if usual:
             game[origin] = None
             game[target] = placed
             letters[origin] = ""
