@@ -1011,26 +1011,27 @@ class Arbiter(Irregularities):
             check = kept[2]
         else:
             check = self._in_check()
-        move = positions.find_move(self.board, self._game, self._physical, self._diff, check)
-        if move is None and irregular is not None and irregular.stood is not None:
-            stands = self._reply_to_illegal(irregular, now)
-            if stands:
-                return stands
-        if move is None and self._prev is not None and irregular is None and not self._completed:
-            move = self._find_revision()
-            revision = move is not None
+        move = positions.find_move(board, self._game, self._physical, self._diff, check)
         if move is None:
-            if self._unexplained is not None:
-                return self._reconstruct(now)
-            if placed is not None and placed.color != self.board.turn and self._completed:
-                return self._moved_after_press(placed.color, now)
-            return []
+            if irregular is not None and irregular.stood is not None:
+                stands = self._reply_to_illegal(irregular, now)
+                if stands:
+                    return stands
+            if self._prev is not None and irregular is None and not self._completed:
+                move = self._find_revision()
+                revision = move is not None
+            if move is None:
+                if self._unexplained is not None:
+                    return self._reconstruct(now)
+                if placed is not None and placed.color != board.turn and self._completed:
+                    return self._moved_after_press(placed.color, now)
+                return []
         self._unexplained = None
         cand = Candidate(move, now + self.config.dwell, revision)
         if revision:
             ambiguous = positions.is_ambiguous(self._prev_board(), move)
         else:
-            ambiguous = positions.is_ambiguous(self.board, move, check)
+            ambiguous = positions.is_ambiguous(board, move, check)
         # A promotion the board cannot see may still be the pawn, about to be swapped for the
         # new piece: it waits for the dwell like a piece that may slide on.
         if ambiguous or (move.promotion and move.to_square in self._inferred):

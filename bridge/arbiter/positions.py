@@ -545,10 +545,11 @@ def find_move(
     set of squares where they differ. ``check``: whether the side to move is in check, if the
     caller knows it.
     """
-    if not 2 <= len(diff) <= 4:
+    count = len(diff)
+    if not 2 <= count <= 4:
         return None
     turn = board.turn
-    if len(diff) == 2:
+    if count == 2:
         # The usual case, a piece moved (or captured with): one square emptied, one filled.
         # Castling and en passant change more squares; promotions are left to the general case.
         source, target = diff
@@ -792,7 +793,7 @@ def is_ambiguous(board: chess.Board, move: chess.Move, check: bool | None = None
         # Only a pawn's first step can go on: its double step (no other pawn move is two
         # squares along a line).
         step = 8 if board.turn == chess.WHITE else -8
-        if target - origin != step or chess.square_rank(origin) != (1 if step > 0 else 6):
+        if target - origin != step or origin >> 3 != (1 if step > 0 else 6):  # its second rank
             return False
         return board.is_legal(chess.Move(origin, target + step))
     if board.kings & here:
