@@ -65,8 +65,11 @@ def parts_of(board: chess.Board, move: chess.Move) -> dict[str, Part]:
         board.pop()
 
     def fen() -> str:
-        for rank in redraw:
-            ranks[rank] = positions.rank_of(letters, after.occupied, rank)
+        if len(changes) == 2:  # the usual move: its one or two ranks in one call, as the engine
+            positions.redraw(ranks, letters, after.occupied, move.from_square, move.to_square)
+        else:
+            for rank in redraw:
+                ranks[rank] = positions.rank_of(letters, after.occupied, rank)
         return positions.fen(after, ranks)
 
     return {

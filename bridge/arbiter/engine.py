@@ -1027,7 +1027,6 @@ class Arbiter(Irregularities):
                     return self._moved_after_press(placed.color, now)
                 return []
         self._unexplained = None
-        cand = Candidate(move, now + self.config.dwell, revision)
         if revision:
             ambiguous = positions.is_ambiguous(self._prev_board(), move)
         else:
@@ -1035,9 +1034,9 @@ class Arbiter(Irregularities):
         # A promotion the board cannot see may still be the pawn, about to be swapped for the
         # new piece: it waits for the dwell like a piece that may slide on.
         if ambiguous or (move.promotion and move.to_square in self._inferred):
-            self._candidate = cand
+            self._candidate = Candidate(move, now + self.config.dwell, revision)
             return []
-        return self._record(cand, CompletedBy.RELEASE, now, shown=not revision)
+        return self._record_move(move, revision, CompletedBy.RELEASE, now, shown=not revision)
 
     def _in_check(self) -> bool:
         """Whether the side to move is in check in the game, asked once per position.
@@ -1091,16 +1090,29 @@ class Arbiter(Irregularities):
     def _record(
         self, cand: Candidate, by: CompletedBy, now: float, *, shown: bool = False
     ) -> list[Fact]:
-        """Record a candidate move (or the revision of the last move) in the game.
+        """Record a candidate move (or the revision of the last move) in the game."""
+        return self._record_move(cand.move, cand.revision, by, now, shown=shown)
+
+    def _record_move(
+        self,
+        move: chess.Move,
+        revision: bool,
+        by: CompletedBy,
+        now: float,
+        *,
+        shown: bool = False,
+    ) -> list[Fact]:
+        """Record ``move`` (or, with ``revision``, the move instead of the last one) in the game.
 
         ``shown``: the board was just read as the position after this move and nothing else
         (``find_move`` matched every square that differs), so once it is recorded no square
-        differs: the squares are not compared again.
+        differs: the squares are not compared again. (``_evaluate`` calls this directly: a move
+        recorded at once needs no ``Candidate``.)
         """
         board = self.board
         recheck = self._diff
         superseded: Previous | None = None
-        if cand.revision:
+        if revision:
             superseded = self._prev
             assert superseded is not None
             recheck = recheck.union(superseded.changed)
@@ -1110,7 +1122,6 @@ class Arbiter(Irregularities):
             for sq in superseded.changed:
                 self._letters[sq] = positions.letter(superseded.game[sq])
         game = self._game
-        move = cand.move
         color = board.turn
         if self._replaying:
             by = CompletedBy.RECONSTRUCTED
@@ -1207,7 +1218,7 @@ class Arbiter(Irregularities):
                 touched=touched,
                 completed_by=by,
                 clock=self.clock_times(),
-                supersedes=cand.revision,
+                supersedes=revision,
                 promotion_assumed=move.promotion is not None and move.to_square in self._inferred,
                 at=now,
             ),
