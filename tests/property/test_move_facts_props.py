@@ -328,12 +328,31 @@ def touched_moves(draw: st.DrawFn) -> tuple[chess.Board, chess.Move, list[judge.
     return board, move, touches
 
 
+_CASTLING = chess.Board("4k3/8/8/8/8/8/8/4K2R w K - 0 1")
+
+
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=touched_moves(), simultaneous=st.sampled_from([0.0, 0.04]))
+@example(  # castling with the king alone touched: a king's move that is not a step
+    case=(
+        _CASTLING,
+        chess.Move(chess.E1, chess.G1),
+        [judge.Touch(chess.E1, chess.Piece(chess.KING, True), 0.0)],
+    ),
+    simultaneous=0.0,
+)
 def test_a_ply_that_obliges_nothing_has_no_breach(
     case: tuple[chess.Board, chess.Move, list[judge.Touch]], simultaneous: float
 ) -> None:
     board, move, touches = case
+    if (
+        len(touches) == 1
+        and touches[0].square == move.from_square
+        and not board.kings & chess.BB_SQUARES[move.from_square]
+    ):
+        # Only the moving piece (not a king) lifted: the engine asks nothing (``_record_move``).
+        event("only the mover touched")
+        assert judge.obliges_nothing(board, move, touches)
     if judge.obliges_nothing(board, move, touches):
         event("obliges nothing")
         for edition in EDITIONS:
