@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import UTC, datetime
 
 import chess
 import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bridge.arbiter.facts import (
     AlertRaised,
@@ -76,6 +79,28 @@ def test_envelope_fields_and_order() -> None:
 )
 def test_ts_is_utc_iso_8601_with_milliseconds(ts: float, text: str) -> None:
     assert payloads.format_ts(ts) == text
+
+
+def _datetime_text(ts: float) -> str:
+    return (
+        datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="milliseconds").removesuffix("+00:00")
+        + "Z"
+    )
+
+
+@given(
+    st.floats(min_value=0, max_value=2**33, allow_nan=False)
+    | st.integers(min_value=0, max_value=2**33).map(lambda s: s + 0.9999995)
+    | st.integers(min_value=0, max_value=2**33).map(lambda s: s + 0.0009995),
+    st.floats(min_value=0, max_value=2**33, allow_nan=False),
+)
+def test_ts_is_the_text_datetime_writes_for_it_whatever_came_before(
+    ts: float, before: float
+) -> None:
+    # the second is made once and kept: write another time first, in the same or another second
+    payloads.format_ts(before)
+    assert payloads.format_ts(ts) == _datetime_text(ts)
+    assert payloads.format_ts(ts) == _datetime_text(ts)
 
 
 def test_status_carries_top_level_state() -> None:
