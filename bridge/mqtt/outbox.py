@@ -200,6 +200,8 @@ class Outbox:
             raise ValueError(f"journal_size must be at least 1, got {journal_size}")
         self._journal_size = journal_size
         self._batch: list[_Keep] | None = None
+        self._seq_unsaved = False
+        """In a batch: ``seq`` handed out whose counter is written at the commit."""
         self._depth = 0
         self._unwritten: _Unwritten | None = None
         self.trouble: str | None = None
@@ -303,7 +305,7 @@ class Outbox:
         row = OutboxRow(seq, topic, payload_factory(self.epoch, seq), retain)
 
         def write(db: sqlite3.Connection) -> None:
-            db.execute("UPDATE counter SET value = ? WHERE name = 'seq'", (seq,))
+            self._save_seq(db, seq)
             if retain:
                 db.execute("DELETE FROM outbox WHERE retain AND topic = ?", (topic,))
             db.execute(
@@ -338,7 +340,7 @@ class Outbox:
         seq = self._last_seq + 1
 
         def write(db: sqlite3.Connection) -> None:
-            db.execute("UPDATE counter SET value = ? WHERE name = 'seq'", (seq,))
+            self._save_seq(db, seq)
 
         self._write(write, lambda: None)  # the counter is written with the rest, later
         self._last_seq = seq
@@ -435,6 +437,13 @@ class Outbox:
 
         self._write(write, keep)
 
+    def _save_seq(self, db: sqlite3.Connection, seq: int) -> None:
+        """Move the counter to ``seq`` in this transaction: in a batch, once, at its commit."""
+        if self._batch is None:
+            db.execute("UPDATE counter SET value = ? WHERE name = 'seq'", (seq,))
+        else:
+            self._seq_unsaved = True
+
     @contextmanager
     def batch(self) -> Iterator[None]:
         """Make everything stored inside one transaction: all of it is on disk, or none.
@@ -451,6 +460,7 @@ class Outbox:
                 return
             self._db.execute("BEGIN IMMEDIATE")
             self._batch = []
+            self._seq_unsaved = False
             try:
                 yield
             except BaseException:
@@ -461,6 +471,10 @@ class Outbox:
             kept, self._batch = self._batch, None
             if kept is not None:
                 try:
+                    if self._seq_unsaved:
+                        self._db.execute(
+                            "UPDATE counter SET value = ? WHERE name = 'seq'", (self._last_seq,)
+                        )
                     self._db.execute("COMMIT")
                 except sqlite3.Error as exc:
                     self._fall_back(exc, kept)

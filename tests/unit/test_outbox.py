@@ -248,6 +248,30 @@ def test_answers_are_kept_until_they_expire_and_across_reopen(tmp_path: Path) ->
         assert count == 1
 
 
+def test_seq_handed_out_in_a_batch_stays_used_once_its_rows_are_acknowledged(
+    tmp_path: Path,
+) -> None:
+    # The counter is written once, at the batch's commit: the retained rows (not journaled)
+    # and the seq given to a payload that is not stored must still count after a reopen.
+    with Outbox(tmp_path) as outbox:
+        with outbox.batch():
+            outbox.add("t/game", _payload, retain=True)
+            outbox.add("t/board", _payload, retain=True)
+            assert outbox.next_seq() == 3
+        for row in outbox.pending(10):
+            outbox.ack(row.seq)
+        assert outbox.count() == 0
+        with outbox.batch():
+            outbox.put("game", b"no seq")
+    with Outbox(tmp_path) as outbox:
+        assert outbox.last_seq == 3
+        with outbox.batch():
+            assert outbox.add("t/game", _payload, retain=True) == 4
+        outbox.ack(4)
+    with Outbox(tmp_path) as outbox:
+        assert outbox.last_seq == 4
+
+
 def test_a_batch_is_one_transaction(tmp_path: Path) -> None:
     def crashing(outbox: Outbox) -> None:
         with outbox.batch():
