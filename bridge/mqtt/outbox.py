@@ -112,6 +112,9 @@ INSERT OR IGNORE INTO counter (name, value) VALUES ('epoch', 0), ('seq', 0);
 """
 
 
+_SET_SEQ: Final = "UPDATE counter SET value = ? WHERE name = 'seq'"
+
+
 class OutboxLockedError(RuntimeError):
     """This state directory's outbox is already open (in this or another process)."""
 
@@ -200,8 +203,6 @@ class Outbox:
             raise ValueError(f"journal_size must be at least 1, got {journal_size}")
         self._journal_size = journal_size
         self._batch: list[_Keep] | None = None
-        self._seq_unsaved = False
-        """In a batch: ``seq`` handed out whose counter is written at the commit."""
         self._depth = 0
         self._unwritten: _Unwritten | None = None
         self.trouble: str | None = None
@@ -438,11 +439,9 @@ class Outbox:
         self._write(write, keep)
 
     def _save_seq(self, db: sqlite3.Connection, seq: int) -> None:
-        """Move the counter to ``seq`` in this transaction: in a batch, once, at its commit."""
+        """Move the counter to ``seq`` in this transaction (in a batch: once, at its commit)."""
         if self._batch is None:
-            db.execute("UPDATE counter SET value = ? WHERE name = 'seq'", (seq,))
-        else:
-            self._seq_unsaved = True
+            db.execute(_SET_SEQ, (seq,))
 
     @contextmanager
     def batch(self) -> Iterator[None]:
@@ -460,7 +459,7 @@ class Outbox:
                 return
             self._db.execute("BEGIN IMMEDIATE")
             self._batch = []
-            self._seq_unsaved = False
+            seq_before = self._last_seq
             try:
                 yield
             except BaseException:
@@ -471,10 +470,8 @@ class Outbox:
             kept, self._batch = self._batch, None
             if kept is not None:
                 try:
-                    if self._seq_unsaved:
-                        self._db.execute(
-                            "UPDATE counter SET value = ? WHERE name = 'seq'", (self._last_seq,)
-                        )
+                    if self._last_seq != seq_before:
+                        self._db.execute(_SET_SEQ, (self._last_seq,))
                     self._db.execute("COMMIT")
                 except sqlite3.Error as exc:
                     self._fall_back(exc, kept)
@@ -539,7 +536,7 @@ class Outbox:
             db.execute("BEGIN IMMEDIATE")
             if kept.epoch:
                 db.execute("UPDATE counter SET value = ? WHERE name = 'epoch'", (self.epoch,))
-            db.execute("UPDATE counter SET value = ? WHERE name = 'seq'", (self._last_seq,))
+            db.execute(_SET_SEQ, (self._last_seq,))
             db.executemany("DELETE FROM outbox WHERE seq = ?", [(seq,) for seq in kept.acks])
             db.executemany(
                 "INSERT OR IGNORE INTO outbox (seq, topic, payload, retain) VALUES (?, ?, ?, ?)",
