@@ -12,8 +12,8 @@ What stays aiomqtt's: the connection, the reading, the keepalive and everything 
 keeps paho's and the event loop's view of the socket's writer the same:
 
 - while it hands rows to paho, paho's request to watch the socket for writing is only noted;
-  the write follows at once (``loop_write``), and a write the socket would not take whole is
-  then left to aiomqtt's writer as usual;
+  the write follows at once (``loop_write``: the rows of one step joined into one ``send``), and
+  a write the socket would not take whole is then left to aiomqtt's writer as usual;
 - a writer that aiomqtt had already asked for (deferred) before the write is removed once it is
   registered, if paho has nothing left to write: otherwise the loop would wake for a writable
   socket with nothing to write, on every pass, until paho's next packet.
@@ -30,10 +30,8 @@ whole topic.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import socket
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, Final, cast
 
 import aiomqtt
@@ -47,31 +45,29 @@ IN_FLIGHT: Final = 16
 """QoS 1 publishes sent before the oldest is acknowledged (paho queues past its own limit)."""
 
 
-_CORK: Final = getattr(socket, "TCP_CORK", None)
-"""Linux: hold a socket's writes back until uncorked, then send them in as few segments."""
+def _join_publishes(queued: deque[Any], count: int) -> None:
+    """The last ``count`` packets paho queued (QoS 1 PUBLISHes, none written yet) as one, so
+    that one ``send`` writes them all: one transmission, one wake-up of the broker.
 
-
-@contextlib.contextmanager
-def _corked(sock: object, wanted: bool) -> Iterator[None]:
-    """Several packets written as one transmission (one segment, one wake-up of the broker).
-
-    paho writes each packet with a ``send`` of its own, and each ``send`` of a small segment
-    is a transmission of its own: the move would leave only after the touch that completed it
-    had. Where TCP_CORK is unknown (not Linux) or refused, the packets go as before.
+    paho writes each packet with a ``send`` of its own, and each is a transmission of its own
+    (with Nagle's algorithm on, the move waited behind the touch's segment). Written whole, a
+    QoS 1 PUBLISH only leaves paho's queue (its PUBACK is matched by packet id, as before), so
+    the joined packet stands for all of them there. Anything else among them (never the case
+    when paho queues what :meth:`SendWindow.push` hands it) leaves them as they are.
     """
-    if not wanted or _CORK is None or not isinstance(sock, socket.socket):
-        yield
+    if count < 2:
         return
-    try:
-        sock.setsockopt(socket.IPPROTO_TCP, _CORK, 1)
-    except OSError:
-        yield
+    packets = [queued[i] for i in range(len(queued) - count, len(queued))]
+    if any(
+        packet["command"] & 0xF0 != mqtt.PUBLISH or packet["qos"] != 1 or packet["pos"] != 0
+        for packet in packets
+    ):
         return
-    try:
-        yield
-    finally:
-        with contextlib.suppress(OSError):
-            sock.setsockopt(socket.IPPROTO_TCP, _CORK, 0)  # sends what was held
+    joined = b"".join(packet["packet"] for packet in packets)
+    for _ in range(count):
+        queued.pop()
+    last = packets[-1]
+    queued.append({**last, "to_process": len(joined), "packet": joined})
 
 
 class BrokerLimits:
@@ -220,7 +216,6 @@ class SendWindow:
         if not rows:
             return
         paho = self._paho
-        sock = paho.socket()
         register = paho.on_socket_register_write
         asked = False
 
@@ -229,6 +224,8 @@ class SendWindow:
             asked = True
 
         paho.on_socket_register_write = note
+        queued = paho._out_packet  # paho's packets not yet written, oldest first
+        before = len(queued)
         try:
             aliases = self.aliases
             for row in rows:
@@ -242,11 +239,11 @@ class SendWindow:
                 self._inflight.append((row.seq, info.mid))
                 self._sent.add(row.seq)
                 self._mids.add(info.mid)
-            with _corked(sock, len(rows) > 1):
-                paho.loop_write()
+            _join_publishes(queued, len(queued) - before)
+            paho.loop_write()
         finally:
             paho.on_socket_register_write = register
-        sock = paho.socket()  # again: a failed write closes it
+        sock = paho.socket()  # a failed write closes it
         if sock is None or register is None:
             return
         if asked and paho.want_write():

@@ -8,7 +8,6 @@ import logging
 import os
 import selectors
 import signal
-import socket
 import sys
 import threading
 import time
@@ -506,7 +505,7 @@ async def test_a_row_stored_while_connected_is_on_the_wire_when_publish_returns(
                 assert listener.heard.wait(5), f"event {n} was not sent by publish() itself"
                 assert payloads.decode_envelope(listener.received[-1]).seq == seq
             # Inside an outbox batch nothing is sent before the commit; send_now() sends it,
-            # several rows in one write (corked): all of them, before it returns.
+            # several rows in one write (one send for all of them), before it returns.
             listener.heard.clear()
             heard = len(listener.received)
             with outbox.batch():
@@ -514,13 +513,23 @@ async def test_a_row_stored_while_connected_is_on_the_wire_when_publish_returns(
                     publisher.publish("result", payloads.EVENT_RESULT, _result(n)) for n in (8, 9)
                 ]
                 assert not listener.heard.wait(0.3)
-            publisher.send_now()
             window = publisher._window
             assert window is not None
-            sock = window._paho.socket()
-            assert isinstance(sock, socket.socket)
-            if hasattr(socket, "TCP_CORK"):  # not left corked (Linux holds that up to 200 ms)
-                assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CORK) == 0
+            paho = window._paho
+            sent: list[int] = []
+            send = paho._sock_send
+
+            def counted(buf: bytes | bytearray) -> int:
+                written = send(buf)
+                sent.append(written)
+                return written
+
+            paho._sock_send = counted  # type: ignore[method-assign]
+            try:
+                publisher.send_now()
+            finally:
+                del paho._sock_send
+            assert len(sent) == 1, f"two rows of one step took {len(sent)} sends"
             deadline = time.monotonic() + 5
             while len(listener.received) < heard + 2 and time.monotonic() < deadline:
                 listener.heard.clear()
