@@ -23,8 +23,9 @@ across acknowledgements, restarts and epochs. One process at a time: the state d
 locked while an :class:`Outbox` is open.
 
 The journal: every non-retained payload is also kept, with its topic and ``seq``, in a bounded
-journal table (the last ``journal_size`` rows, pruned in the same transaction as the insert), so
-that a consumer that missed events can ask for them again (the ``replay`` command):
+journal table (at least the last ``journal_size`` rows, pruned in the same transaction as an
+insert, a hundredth of that size at a time), so that a consumer that missed events can ask for
+them again (the ``replay`` command):
 :meth:`Outbox.journal_since` reads them and :meth:`Outbox.requeue` puts those exact payloads back
 in the outbox under their original ``seq``. Consumers drop the copies they already have by
 ``(epoch, seq)``. The journal table was added without changing the schema version: older
@@ -54,6 +55,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import itertools
 import os
 import random
 import shutil
@@ -77,6 +79,9 @@ SEQ_JUMP: Final = (1_000_000, 1_000_000_000)
 """Range of the random jump of ``seq`` in a run whose epoch could not be written."""
 JOURNAL_SIZE: Final = 10_000
 """Non-retained payloads kept for replay (about a day of a busy table with touch events)."""
+TAIL_ROWS: Final = 1_000
+"""Rows stored and not yet acknowledged that the outbox also holds in memory, so that sending
+them needs no query; past this many (a broker out of reach), the disk alone holds them."""
 _SCHEMA_VERSION: Final = 1
 
 _SCHEMA: Final = """
@@ -202,7 +207,17 @@ class Outbox:
         if journal_size < 1:
             raise ValueError(f"journal_size must be at least 1, got {journal_size}")
         self._journal_size = journal_size
+        self._prune_step = max(1, journal_size // 100)
         self._batch: list[_Keep] | None = None
+        self._tail: dict[int, OutboxRow] = {}
+        """Rows stored by this process and not yet acknowledged (or replaced), in ``seq``
+        order: what :meth:`pending` returns without a query while :attr:`_unseen` is 0."""
+        self._tail_retained: dict[str, int] = {}
+        """The ``seq`` of the retained row of each topic in :attr:`_tail`."""
+        self._unseen = 0
+        """Rows waiting on disk (or in memory, see :class:`_Unwritten`) with a ``seq`` up to
+        this may be missing from :attr:`_tail` (left from before the open, requeued, or from
+        a batch that raised): :meth:`pending` queries until it has seen them go. 0: none."""
         self._depth = 0
         self._unwritten: _Unwritten | None = None
         self.trouble: str | None = None
@@ -283,6 +298,7 @@ class Outbox:
         (max_row,) = db.execute("SELECT coalesce(max(seq), 0) FROM outbox").fetchone()
         (journaled,) = db.execute("SELECT count(*) FROM journal").fetchone()
         self._journaled = int(journaled)
+        self._unseen = int(max_row)  # the rows left on disk, if any
         return int(counters["epoch"]), max(int(counters["seq"]), int(max_row))
 
     @property
@@ -334,7 +350,22 @@ class Outbox:
 
         self._write(write, keep)
         self._last_seq = seq
+        tail = self._tail
+        if retain:
+            replaced = self._tail_retained.get(topic)
+            if replaced is not None:
+                del tail[replaced]
+            self._tail_retained[topic] = seq
+        tail[seq] = row
+        if len(tail) > TAIL_ROWS:
+            self._forget_tail()
         return seq
+
+    def _forget_tail(self) -> None:
+        """Leave the rows waiting to the disk alone, until :meth:`pending` has seen them go."""
+        self._tail.clear()
+        self._tail_retained.clear()
+        self._unseen = self._last_seq
 
     def next_seq(self) -> int:
         """Allocate a ``seq`` for a payload that is not stored (the Last Will, status)."""
@@ -359,6 +390,9 @@ class Outbox:
                 kept.acks.add(seq)
 
         self._write(write, keep)
+        row = self._tail.pop(seq, None)
+        if row is not None and row.retain:
+            del self._tail_retained[row.topic]
 
     def ack_many(self, seqs: Sequence[int]) -> None:
         """The broker acknowledged each of ``seqs``: delete their rows in one transaction."""
@@ -396,6 +430,8 @@ class Outbox:
                 kept.rows[row.seq] = row
 
         self._write(write, keep)
+        if fresh:
+            self._unseen = max(self._unseen, max(row.seq for row in fresh))
         return len(fresh)
 
     def put(self, key: str, value: bytes) -> None:
@@ -466,6 +502,7 @@ class Outbox:
                 self._batch = None
                 if self._db.in_transaction:
                     self._db.execute("ROLLBACK")
+                self._forget_tail()  # what of it was rolled back, the disk tells
                 raise
             kept, self._batch = self._batch, None
             if kept is not None:
@@ -576,8 +613,10 @@ class Outbox:
         return True
 
     def _prune_journal(self, db: sqlite3.Connection) -> None:
+        """Drop the oldest journaled rows beyond ``journal_size``, a hundredth of it at a time
+        (not one row with every insert once it is full)."""
         excess = self._journaled - self._journal_size
-        if excess > 0:
+        if excess >= self._prune_step:
             db.execute(
                 "DELETE FROM journal WHERE seq IN (SELECT seq FROM journal ORDER BY seq LIMIT ?)",
                 (excess,),
@@ -592,6 +631,16 @@ class Outbox:
 
     def pending(self, limit: int = 100) -> list[OutboxRow]:
         """Up to ``limit`` stored rows, oldest ``seq`` first."""
+        if not self._unseen:
+            return list(itertools.islice(self._tail.values(), limit))
+        rows = self._pending_stored(limit)
+        if all(row.seq in self._tail for row in rows) and (
+            len(rows) < limit or rows[-1].seq > self._unseen
+        ):
+            self._unseen = 0  # every row waiting is in the tail again
+        return rows
+
+    def _pending_stored(self, limit: int) -> list[OutboxRow]:
         kept = self._unwritten
         skip = 0 if kept is None else len(kept.acks)
         rows = [
@@ -608,6 +657,10 @@ class Outbox:
 
     def is_pending(self, seq: int) -> bool:
         """Whether the row of ``seq`` is still stored (not yet acknowledged)."""
+        if seq in self._tail:
+            return True
+        if seq > self._unseen:
+            return False
         kept = self._unwritten
         if kept is not None:
             if seq in kept.rows:
@@ -619,6 +672,8 @@ class Outbox:
 
     def count(self) -> int:
         """The number of rows waiting for acknowledgement."""
+        if not self._unseen:
+            return len(self._tail)
         (count,) = self._db.execute("SELECT count(*) FROM outbox").fetchone()
         kept = self._unwritten
         return int(count) if kept is None else int(count) - len(kept.acks) + len(kept.rows)

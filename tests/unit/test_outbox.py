@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
+from bridge.mqtt import outbox as outbox_module
 from bridge.mqtt.outbox import (
     RESERVE_NAME,
     RESERVE_SIZE,
@@ -188,6 +193,32 @@ def test_journal_is_bounded_and_survives_reopen(tmp_path: Path) -> None:
     with Outbox(tmp_path, journal_size=2) as outbox:  # a smaller size prunes on the next add
         outbox.add("e", _payload)
         assert [row.seq for row in outbox.journal_since(0, 100)] == [7, 8]
+
+
+def test_a_full_journal_is_pruned_a_hundredth_at_a_time_never_below_its_size(
+    tmp_path: Path,
+) -> None:
+    with Outbox(tmp_path, journal_size=200) as outbox:
+        held = []
+        for _ in range(650):
+            outbox.add("e", _payload)
+            rows = outbox.journal_since(0, 1000)
+            held.append(len(rows))
+            assert rows[-1].seq == outbox.last_seq  # the newest is always there
+            assert [row.seq for row in rows] == list(range(rows[0].seq, outbox.last_seq + 1))
+        assert min(held[200:]) == 200  # never fewer than journal_size once that many were stored
+        assert max(held) == 201  # pruned when it is two over (a hundredth of 200)
+        assert held.count(200) > 200  # and pruned back to the size each time
+
+
+def test_a_file_of_a_newer_version_is_refused(tmp_path: Path) -> None:
+    with Outbox(tmp_path):
+        pass
+    db = sqlite3.connect(tmp_path / "outbox.sqlite3", isolation_level=None)
+    db.execute("PRAGMA user_version = 3")
+    db.close()
+    with pytest.raises(sqlite3.DatabaseError, match="schema 3, newer than this version knows"):
+        Outbox(tmp_path)
 
 
 def test_journal_limit_and_order(tmp_path: Path) -> None:
@@ -397,3 +428,80 @@ def test_no_room_at_all_is_said_in_one_line(small_disk: SmallDisk) -> None:
     small_disk.fill()
     with pytest.raises(OutboxUnavailableError, match=r"no space left.*free space on that"):
         Outbox(state)
+
+
+class _StepFailedError(Exception):
+    pass
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@example(  # a row requeued while the rows before it still wait, then read one at a time
+    steps=[("add", "e/touch"), ("add", "e/move"), ("add", "e/move"), ("ack", 0, 2), ("requeue", 1)]
+)
+@given(
+    steps=st.lists(
+        st.one_of(
+            st.tuples(st.just("add"), st.sampled_from(["e/touch", "e/move", "game", "board"])),
+            st.tuples(st.just("ack"), st.integers(0, 3), st.integers(0, 6)),
+            st.tuples(st.just("batch"), st.integers(1, 3), st.booleans(), st.booleans()),
+            st.tuples(st.just("requeue"), st.integers(1, 4)),
+            st.tuples(st.just("reopen"), st.none()),
+        ),
+        max_size=40,
+    )
+)
+def test_the_rows_held_in_memory_are_the_rows_on_disk(
+    steps: list[tuple[object, ...]],
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Whatever is stored, acknowledged, rolled back, requeued or reopened, :meth:`pending`
+    (from memory where it can) returns what a query of the disk returns."""
+    monkeypatch.setattr(outbox_module, "TAIL_ROWS", 4)  # the disk alone also holds them, at times
+    path = tmp_path_factory.mktemp("tail")
+    outbox = Outbox(path)
+
+    def add(topic: str) -> None:
+        outbox.add(topic, _payload, retain=topic in ("game", "board"))
+
+    try:
+        for step in steps:
+            kind = step[0]
+            if kind == "add":
+                add(str(step[1]))
+            elif kind == "ack":  # the PUBACKs of the first rows, or of one further on
+                waiting = outbox.pending(100)
+                count, one = int(str(step[1])), int(str(step[2]))
+                for row in waiting[:count] + waiting[one : one + 1]:
+                    if outbox.is_pending(row.seq):
+                        outbox.ack(row.seq)
+            elif kind == "batch":
+                oldest = outbox.pending(1)
+                with contextlib.suppress(_StepFailedError), outbox.batch():
+                    for index in range(int(str(step[1]))):
+                        add("e/touch" if index % 2 else "game")
+                    if step[2] and oldest:
+                        outbox.ack(oldest[0].seq)
+                    if step[3]:
+                        raise _StepFailedError
+            elif kind == "requeue":
+                outbox.requeue(outbox.journal_since(0, 100)[-int(str(step[1])) :])
+            else:
+                outbox.close()
+                outbox = Outbox(path)
+            on_disk = [
+                OutboxRow(seq, topic, payload, bool(retain))
+                for seq, topic, payload, retain in outbox._db.execute(
+                    "SELECT seq, topic, payload, retain FROM outbox ORDER BY seq"
+                )
+            ]
+            for limit in (1, 3, 100):
+                assert outbox.pending(limit) == on_disk[:limit]
+            assert outbox.count() == len(on_disk)
+            for row in on_disk:
+                assert outbox.is_pending(row.seq)
+            assert not outbox.is_pending(outbox.last_seq + 1)
+    finally:
+        outbox.close()
