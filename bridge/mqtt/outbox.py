@@ -36,6 +36,11 @@ The answered requests: each arbiter request carried out is kept, with its respon
 even after a restart, is answered the same and carried out no second time. Added like the journal,
 without a schema version change.
 
+The rows waiting are also held in memory (up to :data:`TAIL_ROWS`), so that the publisher's
+:meth:`Outbox.pending` on every step is answered without a query; the disk is queried only while
+rows may wait there that memory does not hold (left from before the open, requeued, from a batch
+that raised, or more than :data:`TAIL_ROWS` of them), until the last of those is acknowledged.
+
 :meth:`Outbox.batch` makes everything stored inside it one transaction: a move's events and the
 game saved with them, a request's changes, its response and its record.
 
@@ -298,7 +303,7 @@ class Outbox:
         (max_row,) = db.execute("SELECT coalesce(max(seq), 0) FROM outbox").fetchone()
         (journaled,) = db.execute("SELECT count(*) FROM journal").fetchone()
         self._journaled = int(journaled)
-        self._unseen = int(max_row)  # the rows left on disk, if any
+        self._unseen = int(max_row)  # rows left on disk (if any) are not in the tail
         return int(counters["epoch"]), max(int(counters["seq"]), int(max_row))
 
     @property
