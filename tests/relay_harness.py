@@ -100,12 +100,29 @@ async def running_relay(
     base = f"http://127.0.0.1:{bound.result()}"
     async with aiohttp.ClientSession(base_url=base, cookie_jar=jar) as http:
         relay = Relay(bound.result(), http, task, stop)
+        await _subscribed(relay)
         try:
             yield relay
         finally:
             stop.set()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(task), 20)
+
+
+async def _subscribed(relay: Relay) -> None:
+    """Until the relay follows the broker (its subscription granted: ``broker`` in
+    ``/api/state``), it ends, or 10 s pass: the relay answers HTTP before it has subscribed,
+    and a payload published in between, not retained, would never reach it. A relay that is
+    not to connect (a broker refusing it, none at all) is handed over as it is."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(10):
+            while not relay.task.done():
+                with contextlib.suppress(aiohttp.ClientError):
+                    async with relay.http.get("/api/state") as response:
+                        state = await response.json() if response.status == 200 else {}
+                        if state.get("broker") is True:
+                            return
+                await asyncio.sleep(0.02)
 
 
 @contextlib.asynccontextmanager

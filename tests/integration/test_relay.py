@@ -217,11 +217,6 @@ async def test_foreign_and_malformed_payloads_are_logged_once_and_skipped(
     feed = TableFeed(table_id, f"{table_id}-20260501T140000Z")
     async with running_relay(mosquitto, tmp_path / "relay") as relay:
         caplog.set_level(logging.WARNING, logger="chessbridge.relay")
-        # The relay's subscription is live before the bad payloads (a relay that answers HTTP
-        # may not have subscribed yet, and they are not retained): another table's move shows.
-        probe = TableFeed(f"{table_id}p", f"{table_id}p-20260501T140000Z")
-        await publish(mosquitto, probe, probe.snapshot(), *probe.play("e4"))
-        await table_moves(relay, probe.table, 1)
         async with aiomqtt.Client(mosquitto.host, mosquitto.port) as client:
             topic = payloads.topic(table_id, "event/move")
             for _ in range(3):
