@@ -504,11 +504,37 @@ def _may_repeat(board: chess.Board, count: int) -> bool:
 def claimable(board: chess.Board) -> tuple[str, ...]:
     """Draws the player having the move could claim now (9.2 threefold, 9.3 fifty moves)."""
     out: list[str] = []
-    if board.halfmove_clock >= 8 and board.can_claim_threefold_repetition():
+    if _may_claim_threefold(board) and board.can_claim_threefold_repetition():
         out.append("threefold")
     if board.halfmove_clock >= 99 and board.can_claim_fifty_moves():
         out.append("fifty_moves")
     return tuple(out)
+
+
+def _may_claim_threefold(board: chess.Board) -> bool:
+    """Whether a threefold claim (9.2) may be correct now: a cheap necessary condition.
+
+    A claim needs a position that has already occurred twice: the one on the board (then there
+    for the third time) or the one a legal move would make. Two occurrences of a position have
+    the same pieces on the same squares and the same side to move, and both lie after the last
+    capture or pawn move, within the last ``halfmove_clock`` plies. So unless two positions of
+    those plies, the one on the board included, have the same occupied squares and the same
+    side to move, nothing can be claimed, and python-chess's search (which replays those plies
+    and makes every legal move) is not asked. The quickest repetition, ``Nf3 Nf6 Ng1 Ng8 Nf3
+    Nf6 Ng1``, is claimable (by ``Ng8``) at a count of 7.
+    """
+    stack = board._stack  # the positions before each move, the last one last
+    depth = min(board.halfmove_clock, len(stack))
+    if depth < 4:
+        return False  # a side needs two plies of its own to bring a position back
+    seen = ({board.occupied}, set[int]())  # even and odd numbers of plies back
+    for back in range(1, depth + 1):
+        occupied = stack[-back].occupied
+        same = seen[back & 1]
+        if occupied in same:
+            return True
+        same.add(occupied)
+    return False
 
 
 def flag_ending(board: chess.Board, flagged: chess.Color, edition: Edition) -> Ending:

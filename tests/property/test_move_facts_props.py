@@ -1,18 +1,17 @@
 """The facts of a recorded move, written the quick way, are python-chess's.
 
 The engine writes a move's SAN (``positions.san_body`` and the check suffix) and answers with
-shortcuts of its own whether a move is pseudo-legal (``positions.reaches``), whether a
-pseudo-legal move leaves its king safe (``positions.is_safe``), whether the side to move is in
-check (``positions.in_check``), which squares a move changes (``positions.move_changes``), the
-position after it with its SAN and the squares it changes (``positions.play``), whether a
-move's piece may still be on its way (``positions.is_ambiguous``), whether a piece or the side
-to move has a legal move
-(``judge._can_move``, ``positions.has_legal_move``), whether the game ended
-(``judge.ending_after_move``) and whether a ply's touches oblige nothing
-(``judge.obliges_nothing``). Here each is compared with python-chess's plain answer: on random
-games (with players who often undo their last move, so that positions repeat up to fivefold and
-beyond), on random positions with many pieces of one kind (disambiguation, pins, checks,
-stalemates, bare material) and, for pseudo-legality, on any placement python-chess accepts.
+shortcuts of its own whether a move is pseudo-legal (``positions.reaches``), whether a pseudo-legal
+move leaves its king safe (``positions.is_safe``), whether the side to move is in check
+(``positions.in_check``), which squares a move changes (``positions.move_changes``), the position
+after it with its SAN and the squares it changes (``positions.play``), whether a move's piece may
+still be on its way (``positions.is_ambiguous``), whether a piece or the side to move has a legal
+move (``judge._can_move``, ``positions.has_legal_move``), whether the game ended
+(``judge.ending_after_move``), which draws could be claimed (``judge.claimable``) and whether a
+ply's touches oblige nothing (``judge.obliges_nothing``). Here each is compared with python-chess's
+plain answer: on random games (with players who often undo their last move, so that positions repeat
+up to fivefold and beyond), on random positions with many pieces of one kind (disambiguation, pins,
+checks, stalemates, bare material) and, for pseudo-legality, on any placement python-chess accepts.
 """
 
 from __future__ import annotations
@@ -184,6 +183,39 @@ def test_the_facts_of_every_position_of_a_game_are_python_chess_s(board: chess.B
             assert judge.ending_after_move(replay, edition) == expected
             check = replay.is_check()
             assert judge.ending_after_move(replay, edition, check=check) == expected
+        if move is not None:
+            replay.push(move)
+
+
+def reference_claimable(board: chess.Board) -> tuple[str, ...]:
+    """The draws the player having the move could claim, as python-chess's own checks say."""
+    threefold = ("threefold",) if board.can_claim_threefold_repetition() else ()
+    return threefold + (("fifty_moves",) if board.can_claim_fifty_moves() else ())
+
+
+def _played(*sans: str) -> chess.Board:
+    board = chess.Board()
+    for san in sans:
+        board.push_san(san)
+    return board
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(board=games(), counted=st.integers(0, 12))
+# The quickest repetition: Black may claim it by Ng8 at a count of 7.
+@example(board=_played("Nf3", "Nf6", "Ng1", "Ng8", "Nf3", "Nf6", "Ng1", "Ng8"), counted=0)
+def test_the_draws_claimable_at_every_position_of_a_game_are_python_chess_s(
+    board: chess.Board, counted: int
+) -> None:
+    # ``counted``: plies without a capture or pawn move before the game's first position (a
+    # game set up from a FEN), so that the count can exceed the moves the board knows of.
+    replay = board.root()
+    replay.halfmove_clock += counted
+    for move in [*board.move_stack, None]:
+        expected = reference_claimable(replay)
+        if expected:
+            event(f"claimable: {' '.join(expected)}")
+        assert judge.claimable(replay) == expected, replay.fen()
         if move is not None:
             replay.push(move)
 
