@@ -660,7 +660,7 @@ def game_data(
     return payloads.GameData(
         id=game_id,
         fen=snap.fen,
-        start_fen=snap.start_fen,
+        start_fen=payloads.game_start(snap.start_fen),
         moves=moves,
         clocks=payloads.clocks(snap.clock),
         turn=payloads.color_name(snap.turn),

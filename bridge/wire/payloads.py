@@ -99,8 +99,12 @@ class Clocks(msgspec.Struct, frozen=True, kw_only=True):
     running: ColorName | None
 
 
-class MoveData(msgspec.Struct, frozen=True, kw_only=True):
-    """``event/move``: one legal move; ``fen`` is the position after it."""
+class MoveData(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """``event/move``: one legal move; ``fen`` is the position after it.
+
+    The two flags are sent only when true (absent means ``false``): they are additions to the
+    fields of docs/product.md §2, which are always sent, and are false on nearly every move.
+    """
 
     ply: int
     uci: str
@@ -110,7 +114,8 @@ class MoveData(msgspec.Struct, frozen=True, kw_only=True):
     touched: tuple[str, ...]
     clock: Clocks | None
     completed_by: Literal["release", "clock", "reconstructed"]
-    supersedes: bool
+    supersedes: bool = False
+    """This move replaces the one already published for its ply (the board is the truth)."""
     promotion_assumed: bool = False
     """A promotion to a queen on a board that cannot sense the new piece (occupancy only):
     assumed until an arbiter corrects it."""
@@ -257,24 +262,39 @@ def ply_color(ply: int) -> ColorName:
     return "white" if ply % 2 else "black"
 
 
-class GameData(msgspec.Struct, frozen=True, kw_only=True):
+def game_start(fen: str) -> str:
+    """The ``start_fen`` to give :class:`GameData` for a game started from ``fen``: the standard
+    position as the very object of its default, which is how msgspec knows to leave it out
+    (a default is recognised by identity, not by an equal text)."""
+    return chess.STARTING_FEN if fen == chess.STARTING_FEN else fen
+
+
+class GameData(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """``game``: the full snapshot, enough for a late subscriber to catch up.
 
     ``moves`` is a :class:`MoveList` (UCI and SAN, one list each). ``last_seq`` is the ``seq`` of
     the last event folded into the snapshot. ``players`` maps ``"white"``/``"black"`` to names;
     ``event``, ``round`` and ``board`` feed the PGN headers.
+
+    The fields docs/product.md §2 lists (``id``, ``fen``, ``moves``, ``clocks``, ``turn``,
+    ``alerts``, ``result``, ``last_seq``), ``claimable`` and ``rules`` are always sent; the other
+    additions only when they say something: ``start_fen`` when the game did not start from the
+    standard position (as PGN leaves out its FEN tag), ``reason`` and ``article`` with a result,
+    the assignment once assigned. The snapshot is sent after every move, so each field left out
+    is left out of every move's bytes.
     """
 
     id: str
     fen: str
-    start_fen: str
+    start_fen: str = chess.STARTING_FEN
+    """Sent only when not the standard position: :func:`game_start` gives the value to set."""
     moves: MoveList
     clocks: Clocks | None
     turn: ColorName
     alerts: tuple[AlertData, ...]
     result: str | None
-    reason: str | None
-    article: str | None
+    reason: str | None = None
+    article: str | None = None
     claimable: tuple[str, ...]
     rules: str
     last_seq: int

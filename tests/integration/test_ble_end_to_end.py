@@ -158,7 +158,7 @@ async def test_a_game_on_a_bluetooth_board_switched_off_midway(
     completed = ["release"] * len(sans)  # no clock on these boards
     completed[OFF_AFTER_PLY] = "reconstructed"
     assert [m["completed_by"] for m in moves] == completed
-    assert not [m for m in moves if m["supersedes"]]
+    assert not [m for m in moves if m.get("supersedes", False)]
     assert board_states(sub)[:3] == ["connected", "disconnected", "connected"]
     board = payloads_on(sub, "board")[-1]["data"]
     assert board["driver"] == family

@@ -37,7 +37,7 @@ def replays_to_fen(game: dict[str, object]) -> list[str]:
     """The retained game's SAN, checked: ``start_fen`` + ``moves`` replays to ``fen``."""
     moves = game["moves"]
     assert isinstance(moves, dict)
-    board = chess.Board(str(game["start_fen"]))
+    board = chess.Board(str(game.get("start_fen", chess.STARTING_FEN)))
     out = []
     for uci, san in zip(moves["uci"], moves["san"], strict=True):
         move = chess.Move.from_uci(uci)

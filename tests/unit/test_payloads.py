@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from datetime import UTC, datetime
+from typing import Final
 
 import chess
 import msgspec
@@ -161,9 +162,29 @@ def test_move() -> None:
         "touched": ["e2", "e4"],
         "clock": {"white": 5395, "black": 5400, "running": "black"},
         "completed_by": "clock",
-        "supersedes": False,
-        "promotion_assumed": False,
     }
+
+
+def test_a_moves_flags_are_sent_only_when_true() -> None:
+    # supersedes and promotion_assumed are false on nearly every move: left out, as the
+    # snapshot's additions are, they cost no bytes on the wire; a true one is always sent.
+    for supersedes in (False, True):
+        for assumed in (False, True):
+            fact = msgspec.structs.replace(E2E4, supersedes=supersedes, promotion_assumed=assumed)
+            data = _fact_body(fact)
+            assert isinstance(data, dict)
+            assert ("supersedes" in data, "promotion_assumed" in data) == (supersedes, assumed)
+            assert data.get("supersedes", False) is supersedes
+            decoded = msgspec.json.decode(msgspec.json.encode(data), type=payloads.MoveData)
+            assert (decoded.supersedes, decoded.promotion_assumed) == (supersedes, assumed)
+
+
+def test_a_move_payload_with_its_flags_written_false_still_reads() -> None:
+    # Payloads published before the flags were left out when false (a replay, an old table).
+    data = msgspec.json.decode(msgspec.json.encode(payloads.fact_data(E2E4)[2]))
+    data.update(supersedes=False, promotion_assumed=False)
+    decoded = msgspec.json.decode(msgspec.json.encode(data), type=payloads.MoveData)
+    assert (decoded.supersedes, decoded.promotion_assumed) == (False, False)
 
 
 def test_move_promotion_without_clock() -> None:
@@ -186,7 +207,7 @@ def test_move_promotion_without_clock() -> None:
     assert data["clock"] is None
     assert data["completed_by"] == "release"
     assert data["supersedes"] is True
-    assert data["promotion_assumed"] is False
+    assert "promotion_assumed" not in data
 
 
 def test_move_promotion_assumed_on_an_occupancy_board() -> None:
@@ -207,7 +228,7 @@ def test_move_promotion_assumed_on_an_occupancy_board() -> None:
 def test_a_move_payload_without_promotion_assumed_reads_as_not_assumed() -> None:
     # Payloads published before the field existed (a replay, a relay reading an older table).
     data = msgspec.json.decode(msgspec.json.encode(payloads.fact_data(E2E4)[2]))
-    del data["promotion_assumed"]
+    data.pop("promotion_assumed", None)
     decoded = msgspec.json.decode(msgspec.json.encode(data), type=payloads.MoveData)
     assert decoded.promotion_assumed is False
 
@@ -437,7 +458,6 @@ def test_game() -> None:
     assert body == {
         "id": "g1",
         "fen": E2E4.fen,
-        "start_fen": chess.STARTING_FEN,
         "moves": {"first_ply": 1, "uci": ["e2e4"], "san": ["e4"]},
         "clocks": {"white": 5395, "black": 5400, "running": "black"},
         "turn": "black",
@@ -453,18 +473,86 @@ def test_game() -> None:
             }
         ],
         "result": None,
-        "reason": None,
-        "article": None,
         "claimable": [],
         "rules": "fide-2018/standard",
         "last_seq": 41,
         "players": {"white": "Anand", "black": "Carlsen"},
-        "event": None,
         "round": "3",
-        "board": None,
     }
     envelope = payloads.decode_envelope(payloads.encode("t", "g1", 1, 42, TS, "game", game))
     assert payloads.data_as(envelope, payloads.GameData) == game
+
+
+_PRODUCT_GAME_FIELDS: Final = ("id", "fen", "moves", "clocks", "turn", "alerts", "result")
+
+
+@given(
+    start=st.sampled_from([chess.STARTING_FEN, "8/8/8/4k3/8/8/4P3/4K3 w - - 0 1"]),
+    ended=st.booleans(),
+    assigned=st.booleans(),
+)
+def test_the_snapshot_leaves_out_only_additions_that_say_nothing(
+    start: str, ended: bool, assigned: bool
+) -> None:
+    # The standard start (given as an equal text, not the constant itself: a saved game read
+    # back), no result and no assignment leave start_fen, reason, article and the assignment
+    # out; what docs/product.md lists is always there; every field reads back as it was.
+    game = payloads.GameData(
+        id="g1",
+        fen=start,
+        start_fen=payloads.game_start("".join(start)),
+        moves=payloads.MoveList(),
+        clocks=None,
+        turn="white",
+        alerts=(),
+        result="1-0" if ended else None,
+        reason="checkmate" if ended else None,
+        article="5.1.1" if ended else None,
+        claimable=(),
+        rules="fide-2018",
+        last_seq=1,
+        players={"white": "A"} if assigned else None,
+        event="Open" if assigned else None,
+        round="1" if assigned else None,
+        board="2" if assigned else None,
+    )
+    body = _encode("game", game)["data"]
+    assert isinstance(body, dict)
+    assert all(name in body for name in (*_PRODUCT_GAME_FIELDS, "last_seq", "claimable", "rules"))
+    assert ("start_fen" in body) == (start != chess.STARTING_FEN)
+    assert ("reason" in body, "article" in body) == (ended, ended)
+    assert {"players", "event", "round", "board"} & body.keys() == (
+        {"players", "event", "round", "board"} if assigned else set()
+    )
+    envelope = payloads.decode_envelope(payloads.encode("t", "g1", 1, 2, TS, "game", game))
+    decoded = payloads.data_as(envelope, payloads.GameData)
+    assert decoded == game
+    assert decoded.start_fen == start
+
+
+def test_a_snapshot_written_with_every_field_still_reads() -> None:
+    # As tables published it before the additions were left out when they say nothing.
+    body: dict[str, object] = {
+        "id": "g1",
+        "fen": chess.STARTING_FEN,
+        "start_fen": chess.STARTING_FEN,
+        "moves": {"first_ply": 1, "uci": [], "san": []},
+        "clocks": None,
+        "turn": "white",
+        "alerts": [],
+        "result": None,
+        "reason": None,
+        "article": None,
+        "claimable": [],
+        "rules": "fide-2018",
+        "last_seq": 0,
+        "players": None,
+        "event": None,
+        "round": None,
+        "board": None,
+    }
+    decoded = msgspec.json.decode(msgspec.json.encode(body), type=payloads.GameData)
+    assert (decoded.start_fen, decoded.reason, decoded.players) == (chess.STARTING_FEN, None, None)
 
 
 def test_split_topic_gives_the_table_and_the_suffix() -> None:
