@@ -10,6 +10,7 @@ every change). Pure: no I/O.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Collection, Sequence
 from typing import Final
 
@@ -17,6 +18,8 @@ import chess
 
 Change = tuple[chess.Square, chess.Piece | None]
 """A square and what stands on it after a move (``None`` = empty)."""
+Table = tuple[tuple[int, ...], ...]
+"""``[origin][square]``: a number for each pair of squares."""
 
 
 def move_changes(board: chess.Board, move: chess.Move) -> tuple[Change, ...]:
@@ -567,8 +570,10 @@ def find_move(
         ):
             if not reaches(board, source, target):
                 return None
-            move = _MOVES[source][target]  # on a line or a knight's jump: made already
-            assert move is not None
+            made = _MOVES[source]
+            move = made[target]
+            if move is None:
+                move = made[target] = chess.Move(source, target)
             return move if is_safe(board, move, check) else None
     sources = [sq for sq in diff if physical[sq] is None and _is_color(game[sq], turn)]
     targets = [sq for sq in diff if _is_color(physical[sq], turn)]
@@ -655,8 +660,6 @@ _RANK_ATTACKS: Final = chess.BB_RANK_ATTACKS
 _RANK_MASKS: Final = chess.BB_RANK_MASKS
 _FILE_ATTACKS: Final = chess.BB_FILE_ATTACKS
 _FILE_MASKS: Final = chess.BB_FILE_MASKS
-_BETWEEN: Final = tuple(tuple(chess.between(a, b) for b in chess.SQUARES) for a in chess.SQUARES)
-"""``[a][b]``: the squares strictly between ``a`` and ``b`` on their line (``chess.between``)."""
 _RAYS: Final = chess.BB_RAYS
 _DOUBLE_WHITE: Final = chess.BB_RANK_3 | chess.BB_RANK_4
 _DOUBLE_BLACK: Final = chess.BB_RANK_6 | chess.BB_RANK_5
@@ -877,52 +880,51 @@ def _sign(x: int) -> int:
 _DIRECTIONS: Final = ((1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1))
 
 
-def _beyond_table() -> tuple[tuple[int, ...], ...]:
-    """``[origin][square]``: the squares on the line from ``origin`` through ``square`` that lie
-    past ``square`` (0 when the two are not on one line). Walked once per direction from the
-    far end, so that the table costs a fraction of a millisecond at start."""
-    rows = [[0] * 64 for _ in chess.SQUARES]
+def _line_tables() -> tuple[Table, Table, Table]:
+    """Three ``[origin][square]`` tables of the lines through ``origin``, made in one walk along
+    each of its eight directions (a few hundred µs at start, where the plain definitions took
+    ten times that):
+
+    * ``between``: the squares strictly between the two (``chess.between``; 0 off a line);
+    * ``beyond``: the squares on the line from ``origin`` through ``square`` that lie past
+      ``square`` (0 when the two are not on one line);
+    * ``next``: the square after ``square`` on that line (-1 at the end of the line, or when the
+      two are not on one line).
+    """
+    between, beyond, following = [], [], []
     for origin in chess.SQUARES:
-        row = rows[origin]
+        before_row, beyond_row, next_row = [0] * 64, [0] * 64, [-1] * 64
+        file, rank = origin & 7, origin >> 3
         for df, dr in _DIRECTIONS:
             line: list[chess.Square] = []
-            f, r = chess.square_file(origin) + df, chess.square_rank(origin) + dr
+            f, r = file + df, rank + dr
             while 0 <= f < 8 and 0 <= r < 8:
-                line.append(chess.square(f, r))
+                line.append(r * 8 + f)
                 f += df
                 r += dr
             mask = 0
+            for square in line:
+                before_row[square] = mask
+                mask |= 1 << square
+            for square, after in itertools.pairwise(line):
+                next_row[square] = after
+            mask = 0
             for square in reversed(line):
-                row[square] = mask
-                mask |= chess.BB_SQUARES[square]
-    return tuple(tuple(row) for row in rows)
+                beyond_row[square] = mask
+                mask |= 1 << square
+        between.append(tuple(before_row))
+        beyond.append(tuple(beyond_row))
+        following.append(tuple(next_row))
+    return tuple(between), tuple(beyond), tuple(following)
 
 
-def _next_table() -> tuple[tuple[int, ...], ...]:
-    """``[origin][square]``: the square after ``square`` on the line from ``origin`` through it
-    (-1 at the end of the line, or when the two are not on one line)."""
-    rows = [[-1] * 64 for _ in chess.SQUARES]
-    for origin in chess.SQUARES:
-        for df, dr in _DIRECTIONS:
-            f, r = chess.square_file(origin) + df, chess.square_rank(origin) + dr
-            while 0 <= f + df < 8 and 0 <= r + dr < 8:
-                rows[origin][chess.square(f, r)] = chess.square(f + df, r + dr)
-                f += df
-                r += dr
-    return tuple(tuple(row) for row in rows)
-
-
-def _moves_table() -> tuple[tuple[chess.Move | None, ...], ...]:
-    """``[origin][target]``: the move (no promotion) between two squares on one rank, file or
-    diagonal or a knight's jump apart, made once (``None`` for the others): every move but a
-    promotion goes so, and making a ``chess.Move`` is a Python call."""
-    jumps = [chess.BB_KNIGHT_ATTACKS[sq] | _LINES[sq] for sq in chess.SQUARES]
-    return tuple(
-        tuple(chess.Move(a, b) if jumps[a] & chess.BB_SQUARES[b] else None for b in chess.SQUARES)
-        for a in chess.SQUARES
-    )
-
-
-_MOVES: Final = _moves_table()
-_BEYOND: Final = _beyond_table()
-_NEXT: Final = _next_table()
+_MOVES: Final[list[list[chess.Move | None]]] = [[None] * 64 for _ in chess.SQUARES]
+"""``[origin][target]``: the move (no promotion) from ``origin`` to ``target``, made the first
+time it is found and kept: every move but a promotion goes so, and making a ``chess.Move`` is a
+Python call. Filled as moves are found rather than for every pair at start (1,800 moves, some
+3 ms of every start)."""
+_LINE_TABLES: Final = _line_tables()
+_BETWEEN: Final = _LINE_TABLES[0]
+"""``[a][b]``: the squares strictly between ``a`` and ``b`` on their line (``chess.between``)."""
+_BEYOND: Final = _LINE_TABLES[1]
+_NEXT: Final = _LINE_TABLES[2]
