@@ -94,7 +94,7 @@ class _Parser(argparse.ArgumentParser):
 def _parser(*, only_run: bool = False) -> argparse.ArgumentParser:
     """The command line's parser. ``only_run``: without the other commands' parsers, for a
     command line that starts with ``run`` (the daemon's start: building the other eight took
-    some 6 ms, 2 % of it); ``run`` parses and says its errors the same either way."""
+    6-7 ms, 2 % of it); ``run`` parses and says its errors the same either way."""
     parser = _Parser(
         prog="chessbridge",
         description=DESCRIPTION,

@@ -880,8 +880,8 @@ _DIRECTIONS: Final = ((1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1)
 
 def _line_tables() -> tuple[Table, Table, Table]:
     """Three ``[origin][square]`` tables of the lines through ``origin``, made in one walk along
-    each of its eight directions (a few hundred µs at start, where the plain definitions took
-    ten times that):
+    each of its eight directions (about 2 ms at start; made apart, ``between`` by
+    ``chess.between`` for every pair, the three took 5-6 ms):
 
     * ``between``: the squares strictly between the two (``chess.between``; 0 off a line);
     * ``beyond``: the squares on the line from ``origin`` through ``square`` that lie past
