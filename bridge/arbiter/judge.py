@@ -527,10 +527,11 @@ def _may_claim_threefold(board: chess.Board) -> bool:
     depth = min(board.halfmove_clock, len(stack))
     if depth < 4:
         return False  # a side needs two plies of its own to bring a position back
-    seen = ({board.occupied}, set[int]())  # even and odd numbers of plies back
+    even: set[int] = {board.occupied}  # the positions an even number of plies back: same side
+    odd: set[int] = set()
     for back in range(1, depth + 1):
         occupied = stack[-back].occupied
-        same = seen[back & 1]
+        same = odd if back & 1 else even
         if occupied in same:
             return True
         same.add(occupied)

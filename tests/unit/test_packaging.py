@@ -146,7 +146,8 @@ made.clear()
 import bridge.__main__, contextlib, io
 with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
     bridge.__main__.main(["run", "--help"])  # the parser main makes for a run command line
-bridge.__main__._parser(only_run=True).parse_args(["run", "--table", "t1", "--board", "x:y"])
+run = ["run", "--table", "t1", "--board", "dgt:/dev/null"]
+bridge.__main__._parser(only_run=True).parse_args(run)
 from drivers import create_link, parse_board_uri
 create_link(parse_board_uri("dgt:/dev/null"), lambda event: None)
 ours = ("bridge.views", "bridge.relay", "bridge.demo", "bridge.wire.commands",

@@ -167,7 +167,8 @@ def test_move() -> None:
 
 def test_a_moves_flags_are_sent_only_when_true() -> None:
     # supersedes and promotion_assumed are false on nearly every move: left out, as the
-    # snapshot's additions are, they cost no bytes on the wire; a true one is always sent.
+    # snapshot's additions are, they cost no bytes on the wire; a true one is always sent. A
+    # payload without them (every move now, and tables before promotion_assumed) reads false.
     for supersedes in (False, True):
         for assumed in (False, True):
             fact = msgspec.structs.replace(E2E4, supersedes=supersedes, promotion_assumed=assumed)
@@ -223,14 +224,6 @@ def test_move_promotion_assumed_on_an_occupancy_board() -> None:
     assert (data["uci"], data["promotion_assumed"]) == ("b7b8q", True)
     decoded = msgspec.json.decode(msgspec.json.encode(data), type=payloads.MoveData)
     assert decoded.promotion_assumed is True
-
-
-def test_a_move_payload_without_promotion_assumed_reads_as_not_assumed() -> None:
-    # Payloads published before the field existed (a replay, a relay reading an older table).
-    data = msgspec.json.decode(msgspec.json.encode(payloads.fact_data(E2E4)[2]))
-    data.pop("promotion_assumed", None)
-    decoded = msgspec.json.decode(msgspec.json.encode(data), type=payloads.MoveData)
-    assert decoded.promotion_assumed is False
 
 
 @pytest.mark.parametrize("completed_by", list(CompletedBy))
