@@ -161,3 +161,34 @@ print(sorted(made))
     modules, dataclasses_made = out.stdout.splitlines()
     assert modules == "[]", out.stdout + out.stderr
     assert dataclasses_made == "[]", out.stdout + out.stderr
+
+
+def test_the_daemons_modules_load_without_a_garbage_collection_and_are_frozen() -> None:
+    """The collector is paused while ``bridge.__main__`` loads the modules (the dependencies'
+    and ours), and the objects they made are frozen out of later collections; afterwards it
+    runs again as it was, and is not started by an import that found it off."""
+    code = """
+import gc, sys
+collections = []
+gc.callbacks.append(lambda phase, info: collections.append(info["generation"]))
+before = gc.get_freeze_count()
+if sys.argv[1] == "off":
+    gc.disable()
+import bridge.__main__
+print(len(collections), gc.get_freeze_count() - before, gc.isenabled())
+"""
+    runs = {
+        state: subprocess.run(
+            [sys.executable, "-c", code, state],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        ).stdout.split()
+        for state in ("on", "off")
+    }
+    collections, frozen, enabled = runs["on"]
+    assert collections == "0", runs
+    assert int(frozen) > 10_000, runs  # the modules' functions, classes, tables...
+    assert enabled == "True", runs
+    assert runs["off"][2] == "False", runs
