@@ -10,6 +10,11 @@
   it, interleaved start by start, the floor: spawning an interpreter that imports the daemon's
   dependencies (chess, aiomqtt, serial, serial_asyncio_fast, msgspec) and exits. Bar: start →
   online within 1.1× of that floor (medians).
+* The same two as CPU time: the daemon's threads' time on a CPU until its ``online`` arrives
+  (``/proc/<pid>/task/*/schedstat``), and the floor's user and system time to its exit
+  (``wait4``). Waiting (the broker, the board, a CPU taken by other work) is not in it, so on a
+  shared machine it tells the daemon's own work apart from the machine's noise better than the
+  wall-clock ratio does; the bar is the wall-clock one.
 * For comparison, the same figures for a bare interpreter (``python -c pass``: spawn to exit,
   peak RSS) and for importing the daemon's modules only.
 * ``--cpu-quota 25``: every process started (daemon, floor) runs under 25% of one CPU, a
@@ -36,7 +41,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import Final
+from typing import Final, NamedTuple
 
 import aiomqtt
 import chess
@@ -129,28 +134,46 @@ DEPENDENCIES: Final = "import chess, aiomqtt, serial, serial_asyncio_fast, msgsp
 """What the daemon cannot start without: the floor of its start."""
 
 
+class Start(NamedTuple):
+    """One start: seconds from spawn to ``online`` (or to exit, for the floor), and CPU seconds."""
+
+    wall: float
+    cpu: float
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time of the running process ``pid`` so far: its threads' ``schedstat`` (ns on a CPU;
+    a thread that has ended is not counted, and the daemon's do not end before ``online``)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):  # a thread ending as it is read
+            total += int((task / "schedstat").read_text().split()[0])
+    return total / 1e9
+
+
 async def start_to_online(
     statuses: Statuses, broker: str, state_dir: Path, board: str, wrap: Wrap
-) -> float:
-    """Seconds from spawning the daemon to holding its retained ``online`` (a restart of the
-    table whose state is in ``state_dir``: each run has a table name of its own)."""
+) -> Start:
+    """From spawning the daemon to holding its retained ``online`` (a restart of the table
+    whose state is in ``state_dir``: each run has a table name of its own)."""
     table = f"bench{uuid.uuid4().hex[:8]}"
     loop = asyncio.get_running_loop()
     started = loop.time()
-    async with running_daemon(board, table, broker, state_dir, wrap=wrap):
+    async with running_daemon(board, table, broker, state_dir, wrap=wrap) as proc:
         online = await statuses.wait(table)
-    return online - started
+        cpu = cpu_seconds(proc.pid)
+    return Start(online - started, cpu)
 
 
 async def floor_and_starts(
     statuses: Statuses, broker: str, tmp: Path, wrap: Wrap, starts: int
-) -> tuple[list[float], list[float]]:
+) -> tuple[list[Start], list[Start]]:
     """Interleaved: spawn → exit of the dependencies' import, and start → online.
 
     The daemon restarts on one state directory, as after a power cut (its first start, which
     creates the database, is not counted)."""
-    floor: list[float] = []
-    online: list[float] = []
+    floor: list[Start] = []
+    online: list[Start] = []
     async with DgtEmulator() as emu:
         board = f"dgt:{emu.path}"
         await start_to_online(statuses, broker, tmp / "restarts", board, wrap)
@@ -162,10 +185,15 @@ async def floor_and_starts(
     return floor, online
 
 
-def spawn_once(argv: list[str]) -> float:
+def spawn_once(argv: list[str]) -> Start:
     t0 = time.perf_counter()
-    subprocess.run(argv, check=True)
-    return time.perf_counter() - t0
+    with subprocess.Popen(argv) as proc:
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise subprocess.CalledProcessError(proc.returncode, argv)
+    return Start(wall, usage.ru_utime + usage.ru_stime)
 
 
 def spawn_to_exit(argv: list[str], runs: int) -> float:
@@ -191,6 +219,32 @@ def peak_rss_kb(code: str) -> int:
     if match is None:
         raise SystemExit("no VmHWM in /proc/self/status")
     return int(match.group(1))
+
+
+GC_PROBE: Final = """
+import gc, time
+spent, began = [0, 0.0], [0.0]
+def probe(phase, info):
+    if phase == "start":
+        began[0] = time.perf_counter()
+    else:
+        spent[0] += 1
+        spent[1] += time.perf_counter() - began[0]
+gc.callbacks.append(probe)
+import bridge.__main__
+x = [[] for _ in range(10_000)]  # enough allocations for the young generation's next collection
+print(spent[0], spent[1])
+"""
+
+
+def import_collections() -> tuple[int, float]:
+    """The garbage collections run while ``bridge.__main__`` is imported (and just after it),
+    and their seconds: the collector is paused through those imports and the objects they
+    made frozen (``gc.freeze``), so almost none should be left."""
+    out = subprocess.run(
+        [sys.executable, "-c", GC_PROBE], capture_output=True, text=True, check=True
+    ).stdout.split()
+    return int(out[0]), float(out[1])
 
 
 def import_tree(min_ms: float = 10.0, depth: int = 4) -> list[tuple[int, str, float]]:
@@ -252,19 +306,28 @@ async def run(args: argparse.Namespace, broker: str, wrap: Wrap) -> None:
     print(f"{'RSS after the Opera Game (VmRSS), MB':44}{rss:10.1f}{RSS_TARGET_MB:10.0f}")
     print(f"{'  peak (VmHWM), MB':44}{hwm:10.1f}")
     print(f"{'  of which anonymous / file-backed, MB':44}{f'{anon:.1f} / {files:.1f}':>10}")
-    median = statistics.median(starts)
+    walls = [start.wall for start in starts]
+    median = statistics.median(walls)
     print(
         f"{f'start -> online, median of {len(starts)}, s':44}{median:10.3f}{ONLINE_TARGET_S:10.1f}"
     )
-    print(f"{'  min / max, s':44}{f'{min(starts):.3f} / {max(starts):.3f}':>10}")
-    base = statistics.median(floor)
+    print(f"{'  min / max, s':44}{f'{min(walls):.3f} / {max(walls):.3f}':>10}")
+    floors = [start.wall for start in floor]
+    base = statistics.median(floors)
     print(f"{'floor: spawn -> exit of the import of deps, s':44}{base:10.3f}")
-    print(f"{'  min / max, s':44}{f'{min(floor):.3f} / {max(floor):.3f}':>10}")
+    print(f"{'  min / max, s':44}{f'{min(floors):.3f} / {max(floors):.3f}':>10}")
     print(f"{'start -> online / floor (medians)':44}{median / base:10.2f}{FLOOR_TARGET:10.1f}")
+    cpu = statistics.median(start.cpu for start in starts)
+    cpu_floor = statistics.median(start.cpu for start in floor)
+    print(f"{'CPU until online, median, s':44}{cpu:10.3f}")
+    print(f"{'CPU of the floor, median, s':44}{cpu_floor:10.3f}")
+    print(f"{'CPU until online / CPU of the floor':44}{cpu / cpu_floor:10.2f}")
     print(f"{'python -c pass: spawn -> exit, median, s':44}{base_time:10.3f}")
     print(f"{'python -c pass: peak RSS, MB':44}{base_peak / 1024:10.1f}")
     print(f"{'import bridge.__main__: spawn -> exit, s':44}{import_time:10.3f}")
     print(f"{'import bridge.__main__: peak RSS, MB':44}{import_peak / 1024:10.1f}")
+    collections, collecting = import_collections()
+    print(f"{'  garbage collections in it, ms':44}{f'{collections} / {collecting * 1e3:.2f}':>10}")
     print("import bridge.__main__, modules taking 10 ms or more (cumulative, ms):")
     for level, name, millis in import_tree():
         print(f"  {'  ' * level}{name:{40 - 2 * level}}{millis:8.1f}")
