@@ -7,9 +7,9 @@ import gc
 
 # The garbage collector is paused while the modules below load (the dependencies' and ours),
 # and what they made is then frozen (``gc.freeze``: left out of every later collection). Those
-# objects live as long as the process: the 60-70 collections the imports ran freed a few hundred
-# objects and took 7-8 ms of a 0.19 s start here (more on a Pi), and every full collection
-# afterwards would scan them all again (some 28,000). The collector runs again at the end of
+# objects live as long as the process: the 57-67 collections the imports ran freed a few hundred
+# objects and took 7-10 ms of a 0.19 s start here (more on a Pi), and every full collection
+# afterwards would scan them all again (some 44,000). The collector runs again at the end of
 # the imports, if it ran before.
 _collecting = gc.isenabled()
 gc.disable()
