@@ -39,7 +39,6 @@ from bridge.wire.config import (
     with_environment,
 )
 from drivers import parse_board_uri
-from drivers.emulation import emulated_families
 from drivers.errors import LinkError
 
 gc.freeze()
@@ -257,6 +256,8 @@ def _parser(*, only_run: bool = False) -> argparse.ArgumentParser:
         "typing commands on stdin (e2e4, press, lift e2, place e4 P, knock, reset, a FEN; help "
         "lists them all), or play a PGN game with --play.",
     )
+    from drivers.emulation import emulated_families  # the emulators: not on run's path
+
     emulate.add_argument("family", choices=emulated_families(), help="board family")
     emulate.add_argument(
         "--play", metavar="FILE.pgn", type=Path, help="play this game's moves, then take commands"

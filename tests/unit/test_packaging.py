@@ -130,7 +130,8 @@ def test_the_way_to_online_imports_only_what_it_uses() -> None:
     """Start stays at the floor: the daemon's path (its command line parsed as ``run`` parses
     it included, with only run's parser) does not load the views, the relay, the demo, the
     installer (its arguments included), the arbiter commands (until a request comes), the
-    dashboards' descriptions, nor the standard library's ``secrets`` and ``tomllib`` (read only
+    dashboards' descriptions, the board emulators' protocol (``chessbridge emulate``'s), nor
+    the standard library's ``secrets`` and ``tomllib`` (read only
     with a config file); and no dataclass is made on it (about half a millisecond each: its
     types are msgspec Structs)."""
     code = """
@@ -151,7 +152,7 @@ bridge.__main__._parser(only_run=True).parse_args(run)
 from drivers import create_link, parse_board_uri
 create_link(parse_board_uri("dgt:/dev/null"), lambda event: None)
 ours = ("bridge.views", "bridge.relay", "bridge.demo", "bridge.wire.commands",
-        "bridge.wire.discovery", "bridge.install", "secrets", "tomllib")
+        "bridge.wire.discovery", "bridge.install", "drivers.emulation", "secrets", "tomllib")
 print(sorted(m for m in sys.modules if m.startswith(ours)))
 print(sorted(made))
 """
@@ -163,19 +164,29 @@ print(sorted(made))
     assert dataclasses_made == "[]", out.stdout + out.stderr
 
 
-def test_the_daemons_modules_load_without_a_garbage_collection_and_are_frozen() -> None:
+def test_the_daemons_modules_load_with_the_collector_paused_and_are_frozen() -> None:
     """The collector is paused while ``bridge.__main__`` loads the modules (the dependencies'
-    and ours), and the objects they made are frozen out of later collections; afterwards it
-    runs again as it was, and is not started by an import that found it off."""
+    and ours: every module looked up after it, seen by a finder of the test's own), and the
+    objects they made are frozen out of later collections; afterwards it runs again as it was,
+    and is not started by an import that found it off."""
     code = """
 import gc, sys
-collections = []
-gc.callbacks.append(lambda phase, info: collections.append(info["generation"]))
+seen = []
+class Watch:
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        seen.append((name, gc.isenabled()))
+        return None
+sys.meta_path.insert(0, Watch)
 before = gc.get_freeze_count()
 if sys.argv[1] == "off":
     gc.disable()
 import bridge.__main__
-print(len(collections), gc.get_freeze_count() - before, gc.isenabled())
+sys.meta_path.remove(Watch)
+names = [name for name, _ in seen]
+after = seen[names.index("bridge.__main__") + 1:]
+print(len(after), sorted(name for name, collecting in after if collecting))
+print(gc.get_freeze_count() - before, gc.isenabled())
 """
     runs = {
         state: subprocess.run(
@@ -184,11 +195,12 @@ print(len(collections), gc.get_freeze_count() - before, gc.isenabled())
             text=True,
             check=True,
             cwd=ROOT,
-        ).stdout.split()
+        ).stdout.splitlines()
         for state in ("on", "off")
     }
-    collections, frozen, enabled = runs["on"]
-    assert collections == "0", runs
+    (looked_up, collecting), (frozen, enabled) = (line.split(" ", 1) for line in runs["on"])
+    assert int(looked_up) > 100, runs  # chess, aiomqtt, msgspec... and ours
+    assert collecting == "[]", runs
     assert int(frozen) > 10_000, runs  # the modules' functions, classes, tables...
     assert enabled == "True", runs
-    assert runs["off"][2] == "False", runs
+    assert runs["off"][1].split()[1] == "False", runs
