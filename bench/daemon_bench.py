@@ -57,6 +57,7 @@ from bench.latency_bench import (
     unwrapped,
 )
 from bench.quota import cpu_quota
+from bench.snapshot_bench import cpu_ns
 from bridge.demo.game import OPERA_GAME, perform, press_side
 from drivers.choreography import Style
 from drivers.dgt.emulator import DgtEmulator
@@ -141,16 +142,6 @@ class Start(NamedTuple):
     cpu: float
 
 
-def cpu_seconds(pid: int) -> float:
-    """CPU time of the running process ``pid`` so far: its threads' ``schedstat`` (ns on a CPU;
-    a thread that has ended is not counted, and the daemon's do not end before ``online``)."""
-    total = 0
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        with contextlib.suppress(OSError):  # a thread ending as it is read
-            total += int((task / "schedstat").read_text().split()[0])
-    return total / 1e9
-
-
 async def start_to_online(
     statuses: Statuses, broker: str, state_dir: Path, board: str, wrap: Wrap
 ) -> Start:
@@ -161,7 +152,8 @@ async def start_to_online(
     started = loop.time()
     async with running_daemon(board, table, broker, state_dir, wrap=wrap) as proc:
         online = await statuses.wait(table)
-        cpu = cpu_seconds(proc.pid)
+        # The threads' schedstat: one that has ended is not counted (none ends before online).
+        cpu = cpu_ns(proc.pid) / 1e9
     return Start(online - started, cpu)
 
 
@@ -198,12 +190,7 @@ def spawn_once(argv: list[str]) -> Start:
 
 def spawn_to_exit(argv: list[str], runs: int) -> float:
     """Median seconds from spawning ``argv`` to its exit."""
-    times: list[float] = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        subprocess.run(argv, check=True)
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    return statistics.median(spawn_once(argv).wall for _ in range(runs))
 
 
 def peak_rss_kb(code: str) -> int:
