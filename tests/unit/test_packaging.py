@@ -131,9 +131,8 @@ def test_the_way_to_online_imports_only_what_it_uses() -> None:
     it included, with only run's parser) does not load the views, the relay, the demo, the
     installer (its arguments included), the arbiter commands (until a request comes), the
     dashboards' descriptions, the board emulators' protocol (``chessbridge emulate``'s), nor
-    the standard library's ``secrets`` and ``tomllib`` (read only
-    with a config file); and no dataclass is made on it (about half a millisecond each: its
-    types are msgspec Structs)."""
+    the standard library's ``secrets`` and ``tomllib`` (read only with a config file); and no
+    dataclass is made on it (about half a millisecond each: its types are msgspec Structs)."""
     code = """
 import dataclasses, sys
 made = []
