@@ -22,7 +22,8 @@
 
 Figures only: this program asserts nothing about time or memory.
 
-    python -m bench.daemon_bench [--starts N] [--speed X] [--broker URL] [--cpu-quota PCT]
+    python -m bench.daemon_bench [--starts N] [--speed X] [--broker URL]
+                                 [--cpu-quota PCT [--cpu-period MS]]
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from typing import Final, NamedTuple
 import aiomqtt
 import chess
 
+from bench import quota
 from bench.latency_bench import (
     Wrap,
     compile_bytecode,
@@ -56,7 +58,6 @@ from bench.latency_bench import (
     split_url,
     unwrapped,
 )
-from bench.quota import cpu_quota
 from bench.snapshot_bench import cpu_ns
 from bridge.demo.game import OPERA_GAME, perform, press_side
 from drivers.choreography import Style
@@ -327,16 +328,14 @@ def main() -> None:
         "--speed", type=float, default=8.0, help="the game is played X times faster (default 8)"
     )
     parser.add_argument("--broker", help="mqtt://HOST:PORT (default: a private mosquitto)")
-    parser.add_argument(
-        "--cpu-quota", type=float, metavar="PCT", help="run every process under PCT%% of one CPU"
-    )
+    quota.add_arguments(parser, "every process")
     args = parser.parse_args()
     compile_bytecode()
     with contextlib.ExitStack() as stack:
         broker = args.broker or stack.enter_context(private_broker())
         wrap: Wrap = unwrapped
-        if args.cpu_quota:
-            limit = stack.enter_context(cpu_quota(args.cpu_quota))
+        limit = quota.from_arguments(args, stack)
+        if limit is not None:
             wrap = limit.argv
             print(f"daemon bench under a CPU quota: {limit.label()}")
         asyncio.run(run(args, broker, wrap))

@@ -24,7 +24,8 @@ only: this program asserts nothing about time.
 other machines) under 25% of one CPU, a Raspberry Pi stand-in (bench.quota).
 
     python -m bench.latency_bench [--runs R] [--samples N] [--ambiguous M] [--seed S]
-                                  [--broker URL] [--no-touch-events] [--cpu-quota PCT]
+                                  [--broker URL] [--no-touch-events]
+                                  [--cpu-quota PCT [--cpu-period MS]]
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ import aiomqtt
 import chess
 import msgspec
 
-from bench.quota import cpu_quota
+from bench import quota
 from bridge.arbiter.positions import is_ambiguous
 from drivers.choreography import Lift, Place, Step, steps
 from drivers.dgt.emulator import DgtEmulator
@@ -605,9 +606,7 @@ def main() -> None:
     parser.add_argument(
         "--no-touch-events", action="store_true", help="run the daemon with touch_events = false"
     )
-    parser.add_argument(
-        "--cpu-quota", type=float, metavar="PCT", help="run the daemon under PCT%% of one CPU"
-    )
+    quota.add_arguments(parser, "the daemon")
     args = parser.parse_args()
     args.dwell = 0.4
     compile_bytecode()
@@ -616,8 +615,8 @@ def main() -> None:
         broker = args.broker or stack.enter_context(private_broker())
         wrap: Wrap = unwrapped
         print(header(broker))
-        if args.cpu_quota:
-            limit = stack.enter_context(cpu_quota(args.cpu_quota))
+        limit = quota.from_arguments(args, stack)
+        if limit is not None:
             wrap = limit.argv
             print(f"the daemon under a CPU quota: {limit.label()}")
         for number in range(1, args.runs + 1):

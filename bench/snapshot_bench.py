@@ -24,7 +24,8 @@ Bars (issue 12): bytes per move averaged over a 200-ply game at most 3 kB; the C
 ply 200 within 1.2x of ply 20. ``--cpu-quota 25`` runs the daemon under 25% of one CPU, a
 Raspberry Pi stand-in (bench.quota). Figures only: this program asserts nothing.
 
-    python -m bench.snapshot_bench [--plies N] [--seed S] [--broker URL] [--cpu-quota PCT]
+    python -m bench.snapshot_bench [--plies N] [--seed S] [--broker URL]
+                                   [--cpu-quota PCT [--cpu-period MS]]
                                    [--no-touch-events] [--table ID]
 """
 
@@ -48,6 +49,7 @@ import aiomqtt
 import chess
 import msgspec
 
+from bench import quota
 from bench.latency_bench import (
     Wrap,
     compile_bytecode,
@@ -60,7 +62,6 @@ from bench.latency_bench import (
     split_url,
     unwrapped,
 )
-from bench.quota import cpu_quota
 from drivers.choreography import steps
 from drivers.dgt.emulator import DgtEmulator
 from tests.mqtt_tap import MqttTap
@@ -319,9 +320,7 @@ def main() -> None:
     parser.add_argument("--plies", type=int, default=LATE[1], help="plies to play (default 210)")
     parser.add_argument("--seed", type=int, default=1, help="first seed tried (default 1)")
     parser.add_argument("--broker", help="mqtt://HOST:PORT (default: a private mosquitto)")
-    parser.add_argument(
-        "--cpu-quota", type=float, metavar="PCT", help="run the daemon under PCT%% of one CPU"
-    )
+    quota.add_arguments(parser, "the daemon")
     parser.add_argument(
         "--no-touch-events", action="store_true", help="run the daemon with touch_events = false"
     )
@@ -336,8 +335,8 @@ def main() -> None:
     with contextlib.ExitStack() as stack:
         broker = args.broker or stack.enter_context(private_broker())
         wrap: Wrap = unwrapped
-        if args.cpu_quota:
-            limit = stack.enter_context(cpu_quota(args.cpu_quota))
+        limit = quota.from_arguments(args, stack)
+        if limit is not None:
             wrap = limit.argv
             print(f"the daemon under a CPU quota: {limit.label()}")
         traffic, played = asyncio.run(play(args, moves, broker, wrap))
