@@ -58,10 +58,9 @@ class CpuQuota:
         return f"{self.percent:g}% of one CPU ({self.percent:g}% of every {self.period_ms:g} ms)"
 
 
-@contextlib.contextmanager
-def cpu_quota(percent: float, period_ms: float = PERIOD_MS) -> Iterator[CpuQuota]:
-    """A fresh cgroup limited to ``percent`` of one CPU, in every ``period_ms``, removed
-    afterwards."""
+def bandwidth(percent: float, period_ms: float) -> tuple[int, int]:
+    """``(quota_us, period_us)``: ``percent`` of one CPU in every ``period_ms``, as the kernel
+    takes them; :class:`QuotaUnavailableError` if it would refuse them."""
     period_us = round(period_ms * 1000)
     quota_us = round(period_us * percent / 100)
     if not 1000 <= period_us <= 1_000_000 or quota_us < 1000:
@@ -70,6 +69,14 @@ def cpu_quota(percent: float, period_ms: float = PERIOD_MS) -> Iterator[CpuQuota
             f"{percent:g}% of every {period_ms:g} ms cannot be set: the period must be 1-1000 ms "
             "and the CPU time in it at least 1 ms"
         )
+    return quota_us, period_us
+
+
+@contextlib.contextmanager
+def cpu_quota(percent: float, period_ms: float = PERIOD_MS) -> Iterator[CpuQuota]:
+    """A fresh cgroup limited to ``percent`` of one CPU, in every ``period_ms``, removed
+    afterwards."""
+    quota_us, period_us = bandwidth(percent, period_ms)
     name = f"chessbridge-bench-{uuid.uuid4().hex[:8]}"
     v2 = CGROUP / "cgroup.controllers"
     if v2.exists() and "cpu" in v2.read_text().split():
