@@ -25,8 +25,9 @@ nice steps ahead of the daemons and the broker (it needs the right to raise its 
 root; without it, it says so and shares the CPU with them). Real boards answer from their own
 hardware, however busy the host: sharing the CPU equally with 100 starting daemons, the
 emulation answered some boards' identification requests after the daemons' 3 s and 7-11 of the
-hundred exited and were restarted; ahead of them, none was. ``--boards-ahead 0`` measures the
-shared way.
+hundred exited and were restarted; ahead of them, none was. The subscriber that times the
+moves runs in this process, ahead too, as a display on another machine would. ``--boards-ahead
+0`` measures the shared way.
 
 ``--jitter S`` sets ``[broker] connect_jitter = S`` in the daemons' config (the first
 connection waits a random time up to S): compare with 0, the default. Everything runs on this
