@@ -419,6 +419,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     compile_bytecode()
+    with boards_ahead(args.boards_ahead) as steps:  # may it? (said once, here)
+        args.boards_ahead = steps
     print(
         f"chessbridge fleet bench: {platform.python_implementation()} "
         f"{platform.python_version()}, {platform.system()} {platform.machine()}, "
