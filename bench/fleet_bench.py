@@ -240,9 +240,14 @@ async def play_table(table: Table, seen: Seen, interval: float, until: float, ou
             out.latencies.append(arrived - written)
 
 
+def log_lines(table: Table) -> list[str]:
+    """The lines of the table's daemon log (every start of its daemon appends to it)."""
+    return (table.state_dir / "daemon.log").read_text(errors="replace").splitlines()
+
+
 def last_words(table: Table) -> str:
     """The last line of the table's daemon log, with the table's own names taken out."""
-    lines = (table.state_dir / "daemon.log").read_text(errors="replace").splitlines()
+    lines = log_lines(table)
     line = lines[-1] if lines else "(an empty log)"
     return line.replace(table.emu.path, "<board>").replace(table.name, "<table>")
 
@@ -282,10 +287,9 @@ def explain(tables: list[Table], missing: list[str]) -> None:
     for table in tables:
         if table.name in missing[:3]:
             code = None if table.proc is None else table.proc.returncode
-            lines = (table.state_dir / "daemon.log").read_text(errors="replace").splitlines()
             print(
                 f"{table.name} not online (exit code {code}); its log ends:",
-                *lines[-5:],
+                *log_lines(table)[-5:],
                 sep="\n  ",
             )
 
