@@ -41,6 +41,7 @@ from typing import Final, Literal
 
 import chess
 
+from bench._replay_engine import collect_moves
 from bridge.arbiter.engine import Arbiter, EngineConfig
 from bridge.arbiter.facts import MovePlayed
 from drivers import BLE_DWELL, BLE_FLICKER
@@ -305,12 +306,12 @@ def run_engine(games: Iterable[Game], config: EngineConfig, into: Run | None = N
                 facts = arbiter.handle_timer(deadline)
                 deadline = arbiter.next_deadline()
                 run.costs["timer"].append(clock() - t0)
-                _collect(facts, recorded)
+                collect_moves(facts, MovePlayed, recorded)
             t0 = clock()
             facts = arbiter.feed(event, event.at)
             deadline = arbiter.next_deadline()
             cost = clock() - t0
-            moved = _collect(facts, recorded)
+            moved = collect_moves(facts, MovePlayed, recorded)
             bucket: Bucket = timed.kind
             if timed.kind == "press":
                 run.press_completions += moved
@@ -322,7 +323,7 @@ def run_engine(games: Iterable[Game], config: EngineConfig, into: Run | None = N
             facts = arbiter.handle_timer(deadline)
             deadline = arbiter.next_deadline()
             run.costs["timer"].append(clock() - t0)
-            _collect(facts, recorded)
+            collect_moves(facts, MovePlayed, recorded)
         ended = arbiter.result is not None
         run.moves += len(recorded)
         played = list(game.moves)
@@ -331,18 +332,6 @@ def run_engine(games: Iterable[Game], config: EngineConfig, into: Run | None = N
         elif ended and recorded == played[: len(recorded)]:
             run.games_ended_early += 1
     return run
-
-
-def _collect(facts: Iterable[object], recorded: list[chess.Move]) -> bool:
-    """Append the moves in ``facts`` to ``recorded`` (a superseding move replaces the last)."""
-    moved = False
-    for fact in facts:
-        if isinstance(fact, MovePlayed):
-            moved = True
-            if fact.supersedes and recorded:
-                recorded.pop()
-            recorded.append(fact.move)
-    return moved
 
 
 Compare = Literal["fen", "bitboards", "squares", "occupancy"]

@@ -1,0 +1,127 @@
+"""Time one tree's engine on streams written by ``bench.engine_then``; run by path, not imported.
+
+    python bench/_replay_engine.py TREE STREAMS.json
+
+``TREE`` is the root of a source tree of this project: the current one, or an earlier commit's
+unpacked by ``engine_then``. Its ``bridge`` and ``drivers`` are imported ahead of any installed
+copy, and the events are rebuilt with that tree's own event classes, so an engine whose module
+layout has changed since can still be fed. Each call is timed as ``engine_bench.run_engine``
+times it (``feed``, then ``next_deadline``; timers as they fall due). The figures go to stdout
+as JSON: per stream, nanoseconds per event by bucket, the moves recorded and the games whose
+moves equal the played ones.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import json
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+
+def _load(tree: Path) -> tuple[Any, Any, Any]:
+    """The tree's ``Arbiter`` and ``EngineConfig``, its ``MovePlayed``, and its events module."""
+    sys.path.insert(0, str(tree))
+    events = importlib.import_module("drivers.events")
+    # Before the layout by layers the engine was bridge/engine.py.
+    package = "bridge.arbiter" if (tree / "bridge" / "arbiter").is_dir() else "bridge"
+    engine = importlib.import_module(f"{package}.engine")
+    facts = importlib.import_module(f"{package}.facts")
+    for module in (events, engine, facts):
+        loaded = Path(str(module.__file__)).resolve()
+        if not loaded.is_relative_to(tree.resolve()):
+            raise SystemExit(f"_replay_engine: {module.__name__} came from {loaded}, not {tree}")
+    return engine, facts.MovePlayed, events
+
+
+def collect_moves(facts: Iterable[Any], move_played: Any, recorded: list[Any]) -> bool:
+    """Append the moves (``move_played``) in ``facts`` to ``recorded``; whether there were any.
+
+    A superseding move replaces the last. ``engine_bench`` uses this too: only the standard
+    library is imported at this module's top, so either tree's engine may be loaded after it.
+    """
+    moved = False
+    for fact in facts:
+        if isinstance(fact, move_played):
+            moved = True
+            if fact.supersedes and recorded:
+                recorded.pop()
+            recorded.append(fact.move)
+    return moved
+
+
+def main() -> None:
+    tree, streams_file = Path(sys.argv[1]), Path(sys.argv[2])
+    engine, move_played, events = _load(tree)
+    import chess
+
+    side = events.ClockSide
+
+    def event_of(raw: list[Any]) -> object:
+        kind = raw[0]
+        if kind == "lift":
+            return events.SquareEmptied(square=raw[1], at=raw[2])
+        if kind == "place":
+            return events.SquareOccupied(
+                square=raw[1], piece=chess.Piece.from_symbol(raw[2]), at=raw[3]
+            )
+        left, right, high, at = raw[1:]
+        return events.ClockReading(
+            left=left,
+            right=right,
+            running=True,
+            lever_high=side.LEFT if high == "left" else side.RIGHT,
+            connected=True,
+            left_flag=False,
+            right_flag=False,
+            battery_low=False,
+            at=at,
+        )
+
+    config = engine.EngineConfig(white_side=side.RIGHT)
+    clock = time.perf_counter_ns
+    out: dict[str, Any] = {}
+    for name, games in json.loads(streams_file.read_text()).items():
+        decoded = [
+            (
+                [chess.Move.from_uci(uci) for uci in game["moves"]],
+                [(kind, event_of(raw)) for kind, raw in game["events"]],
+            )
+            for game in games
+        ]
+        costs: dict[str, list[int]] = {b: [] for b in ("lift", "place", "completing", "press")}
+        moves = equal = 0
+        for n, (played, timed) in enumerate(decoded):
+            gc.collect()
+            arbiter = engine.Arbiter(config)
+            recorded: list[chess.Move] = []
+            deadline: float | None = None
+            for kind, event in timed:
+                at = event.at  # type: ignore[attr-defined]
+                while deadline is not None and deadline <= at:
+                    facts = arbiter.handle_timer(deadline)
+                    deadline = arbiter.next_deadline()
+                    collect_moves(facts, move_played, recorded)
+                t0 = clock()
+                facts = arbiter.feed(event, at)
+                deadline = arbiter.next_deadline()
+                cost = clock() - t0
+                moved = collect_moves(facts, move_played, recorded)
+                if n == 0 or kind == "tick":
+                    continue  # the first game warms up; ticks cost nothing and are not asked
+                costs["completing" if moved and kind != "press" else kind].append(cost)
+            while deadline is not None:
+                collect_moves(arbiter.handle_timer(deadline), move_played, recorded)
+                deadline = arbiter.next_deadline()
+            moves += len(recorded)
+            equal += recorded == played
+        out[name] = {"costs": costs, "moves": moves, "equal": equal, "games": len(decoded)}
+    json.dump(out, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
