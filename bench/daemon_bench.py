@@ -323,7 +323,7 @@ async def run(args: argparse.Namespace, broker: str, wrap: Wrap) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--starts", type=int, default=10, help="daemon starts to time (default 10)")
+    parser.add_argument("--starts", type=int, default=30, help="daemon starts to time (default 30)")
     parser.add_argument(
         "--speed", type=float, default=8.0, help="the game is played X times faster (default 8)"
     )
