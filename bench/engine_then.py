@@ -20,8 +20,10 @@ the played ones (the two must play the same games). The issue's bar as a ratio: 
 
     python -m bench.engine_then [--rev REV] [--rounds N] [--games N] [--seed S] [--stream NAME ...]
 
-``REV`` defaults to d0a928c, the last commit before issue 12 whose engine is the one the issue
-measured (the layout by layers came after, with the engine moved and unchanged).
+``REV`` defaults to 30d6b4f, the state the issue measured: the last commit before the work on it,
+after the landing that brought the relay and the Bluetooth boards it names on the daemon's path.
+d0a928c, the commit before that landing, holds the engine before the board seam (occupancy,
+recovery and commands changed it); run with ``--rev d0a928c`` it gives the same times.
 """
 
 from __future__ import annotations
@@ -41,8 +43,8 @@ import chess
 from bench.engine_bench import STREAMS, Game, make_stream
 from drivers.events import ClockReading, ClockSide, SquareEmptied, SquareOccupied
 
-ISSUE_REV: Final = "d0a928c"
-"""The last commit before issue 12 was filed: its engine is the one the issue measured."""
+ISSUE_REV: Final = "30d6b4f"
+"""The last commit before the work on issue 12: its engine is the one the issue measured."""
 ISSUE_THEN_US: Final = 75.0
 """The issue's median completing event, measured on the machine it was filed on."""
 BAR_US: Final = 30.0
