@@ -62,3 +62,19 @@ def test_a_child_whose_tree_lacks_the_engine_is_reported(tmp_path: Path) -> None
 def test_a_commit_not_in_the_repository_is_refused_with_the_reason(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match=r"cannot read commit 'no-such-rev'.*with the history"):
         engine_then.unpack("no-such-rev", tmp_path)
+
+
+def test_figures_about_other_games_are_told_apart() -> None:
+    def figures(moves: int, equal: int, completing: int) -> dict[str, object]:
+        return {"moves": moves, "equal": equal, "costs": {"completing": [1] * completing}}
+
+    assert engine_then.same_games(figures(80, 2, 50), figures(80, 2, 50))
+    assert not engine_then.same_games(figures(80, 2, 50), figures(79, 2, 50))
+    assert not engine_then.same_games(figures(80, 2, 50), figures(80, 1, 50))
+    assert not engine_then.same_games(figures(80, 2, 50), figures(80, 2, 49))
+
+
+def test_only_the_issues_engine_gets_the_issues_verdict() -> None:
+    assert engine_then.ISSUE_REV in engine_then.ISSUE_ENGINES
+    assert not engine_then.is_issue_engine("HEAD")  # this tree's own commit
+    assert not engine_then.is_issue_engine("no-such-rev")
