@@ -18,7 +18,7 @@ import importlib
 import json
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,51 @@ def collect_moves(facts: Iterable[Any], move_played: Any, recorded: list[Any]) -
     return moved
 
 
+def bucket_of(kind: str, moved: bool) -> str:
+    """Where a call's cost goes: a lift or place that recorded a move is ``completing``; a press
+    (which completes a move still within its dwell), a tick and a timer keep their kind."""
+    return "completing" if moved and kind in ("lift", "place") else kind
+
+
+def time_game(
+    arbiter: Any,
+    events: Iterable[tuple[str, Any]],
+    move_played: Any,
+    count: Callable[[str, int, bool], None],
+) -> list[Any]:
+    """Feed one game's ``(kind, event)`` pairs to ``arbiter``, timing each call as the daemon
+    makes it (``feed`` or ``handle_timer``, then ``next_deadline``; timers as they fall due).
+
+    ``count(kind, ns, moved)`` is called after each call, outside the time taken: ``kind`` is
+    the event's, or ``"timer"``. Returns the moves recorded, a superseding move replacing the
+    last. ``engine_bench.run_engine`` and this program's ``main`` both play games with it.
+    """
+    clock = time.perf_counter_ns
+    recorded: list[Any] = []
+    deadline: float | None = None
+
+    def timers_until(until: float | None) -> float | None:
+        due = deadline
+        while due is not None and (until is None or due <= until):
+            t0 = clock()
+            facts = arbiter.handle_timer(due)
+            due = arbiter.next_deadline()
+            cost = clock() - t0
+            count("timer", cost, collect_moves(facts, move_played, recorded))
+        return due
+
+    for kind, event in events:
+        at = event.at
+        deadline = timers_until(at)
+        t0 = clock()
+        facts = arbiter.feed(event, at)
+        deadline = arbiter.next_deadline()
+        cost = clock() - t0
+        count(kind, cost, collect_moves(facts, move_played, recorded))
+    timers_until(None)
+    return recorded
+
+
 def main() -> None:
     tree, streams_file = Path(sys.argv[1]), Path(sys.argv[2])
     engine, move_played, events = _load(tree)
@@ -83,7 +128,6 @@ def main() -> None:
         )
 
     config = engine.EngineConfig(white_side=side.RIGHT)
-    clock = time.perf_counter_ns
     out: dict[str, Any] = {}
     for name, games in json.loads(streams_file.read_text()).items():
         decoded = [
@@ -96,27 +140,16 @@ def main() -> None:
         costs: dict[str, list[int]] = {b: [] for b in ("lift", "place", "completing", "press")}
         moves = equal = 0
         for n, (played, timed) in enumerate(decoded):
+            # The first game warms up; ticks and timers are not asked.
+            sink: dict[str, list[int]] = costs if n > 0 else {}
+
+            def count(kind: str, cost: int, moved: bool, sink: dict[str, list[int]] = sink) -> None:
+                values = sink.get(bucket_of(kind, moved))
+                if values is not None:
+                    values.append(cost)
+
             gc.collect()
-            arbiter = engine.Arbiter(config)
-            recorded: list[chess.Move] = []
-            deadline: float | None = None
-            for kind, event in timed:
-                at = event.at  # type: ignore[attr-defined]
-                while deadline is not None and deadline <= at:
-                    facts = arbiter.handle_timer(deadline)
-                    deadline = arbiter.next_deadline()
-                    collect_moves(facts, move_played, recorded)
-                t0 = clock()
-                facts = arbiter.feed(event, at)
-                deadline = arbiter.next_deadline()
-                cost = clock() - t0
-                moved = collect_moves(facts, move_played, recorded)
-                if n == 0 or kind == "tick":
-                    continue  # the first game warms up; ticks cost nothing and are not asked
-                costs["completing" if moved and kind != "press" else kind].append(cost)
-            while deadline is not None:
-                collect_moves(arbiter.handle_timer(deadline), move_played, recorded)
-                deadline = arbiter.next_deadline()
+            recorded = time_game(engine.Arbiter(config), timed, move_played, count)
             moves += len(recorded)
             equal += recorded == played
         out[name] = {"costs": costs, "moves": moves, "equal": equal, "games": len(decoded)}

@@ -37,11 +37,11 @@ import statistics
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import Final, Literal, cast
 
 import chess
 
-from bench._replay_engine import collect_moves
+from bench._replay_engine import bucket_of, time_game
 from bridge.arbiter.engine import Arbiter, EngineConfig
 from bridge.arbiter.facts import MovePlayed
 from drivers import BLE_DWELL, BLE_FLICKER
@@ -294,36 +294,16 @@ class Run:
 def run_engine(games: Iterable[Game], config: EngineConfig, into: Run | None = None) -> Run:
     """Feed every game to a fresh engine, timing each call as the daemon makes it."""
     run = Run() if into is None else into
-    clock = time.perf_counter_ns
+
+    def count(kind: str, cost: int, moved: bool) -> None:
+        run.costs[cast(Bucket, bucket_of(kind, moved))].append(cost)
+        if kind == "press":
+            run.press_completions += moved
+
     for game in games:
         arbiter = Arbiter(config)
-        recorded: list[chess.Move] = []
-        deadline: float | None = None
-        for timed in game.events:
-            event = timed.event
-            while deadline is not None and deadline <= event.at:
-                t0 = clock()
-                facts = arbiter.handle_timer(deadline)
-                deadline = arbiter.next_deadline()
-                run.costs["timer"].append(clock() - t0)
-                collect_moves(facts, MovePlayed, recorded)
-            t0 = clock()
-            facts = arbiter.feed(event, event.at)
-            deadline = arbiter.next_deadline()
-            cost = clock() - t0
-            moved = collect_moves(facts, MovePlayed, recorded)
-            bucket: Bucket = timed.kind
-            if timed.kind == "press":
-                run.press_completions += moved
-            elif moved and timed.kind != "tick":
-                bucket = "completing"
-            run.costs[bucket].append(cost)
-        while deadline is not None:
-            t0 = clock()
-            facts = arbiter.handle_timer(deadline)
-            deadline = arbiter.next_deadline()
-            run.costs["timer"].append(clock() - t0)
-            collect_moves(facts, MovePlayed, recorded)
+        events = ((timed.kind, timed.event) for timed in game.events)
+        recorded = time_game(arbiter, events, MovePlayed, count)
         ended = arbiter.result is not None
         run.moves += len(recorded)
         played = list(game.moves)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from bench import engine_then
+from bench._replay_engine import bucket_of
 from bench.engine_bench import STREAMS, make_stream, run_engine
 
 
@@ -78,3 +79,20 @@ def test_only_the_issues_engine_gets_the_issues_verdict() -> None:
     assert engine_then.ISSUE_REV in engine_then.ISSUE_ENGINES
     assert not engine_then.is_issue_engine("HEAD")  # this tree's own commit
     assert not engine_then.is_issue_engine("no-such-rev")
+
+
+@pytest.mark.parametrize(
+    ("kind", "moved", "bucket"),
+    [
+        ("lift", True, "completing"),
+        ("place", True, "completing"),
+        ("place", False, "place"),
+        ("press", True, "press"),
+        ("tick", True, "tick"),
+        ("timer", True, "timer"),
+    ],
+)
+def test_only_a_lift_or_place_that_records_a_move_is_completing(
+    kind: str, moved: bool, bucket: str
+) -> None:
+    assert bucket_of(kind, moved) == bucket
