@@ -202,7 +202,6 @@ class Arbiter(Irregularities):
     __slots__ = (
         "_bursts",
         "_centre_at",
-        "_check_of",
         "_clock",
         "_inferred",
         "_kings_central",
@@ -238,8 +237,6 @@ class Arbiter(Irregularities):
         """Squares whose piece the board reported as UNKNOWN: ``_physical`` holds the inference."""
         self.illegal_counts: dict[chess.Color, int] = {chess.WHITE: 0, chess.BLACK: 0}
         self._bursts = Bursts(self.config.same_scan)
-        self._check_of: tuple[chess.Board, object, bool] | None = None
-        """The game, its last pushed state, and whether the side to move is in check there."""
         self._same_scan = self.config.same_scan
         self.set_game(start)
 
@@ -262,8 +259,6 @@ class Arbiter(Irregularities):
             self.illegal_counts = {chess.WHITE: 0, chess.BLACK: 0}
         self._alert_ids = 0
         self._game: list[chess.Piece | None] = positions.squares_of(self.board)
-        self._letters = positions.letters_of(self._game)
-        self._ranks = [positions.rank_text(self._game, rank) for rank in range(8)]
         for sq in self._inferred:
             # A piece the board cannot identify is what the game now says it is (an arbiter's
             # correction of an assumed promotion, a takeback).
@@ -293,7 +288,7 @@ class Arbiter(Irregularities):
             piece = event.piece
             if isinstance(piece, chess.Piece):  # ``_identify``, written out
                 self._inferred.discard(square)
-                placed = positions.PIECES[piece.color][piece.piece_type]
+                placed = piece
             else:  # an occupancy-only board
                 self._inferred.add(square)
                 placed = self._infer(square)
@@ -349,7 +344,7 @@ class Arbiter(Irregularities):
             (move.uci(), san) for move, san in zip(self.board.move_stack, self._san, strict=True)
         )
         return GameSnapshot(
-            fen=positions.fen(self.board, self._ranks),
+            fen=self.board.fen(),
             start_fen=self.start_fen,
             moves=moves,
             turn=self.board.turn,
@@ -563,7 +558,7 @@ class Arbiter(Irregularities):
         """The piece put on ``square`` (player's frame): as sensed, or inferred if unknown."""
         if isinstance(occupant, chess.Piece):
             self._inferred.discard(square)
-            return positions.piece_of(occupant)
+            return occupant
         self._inferred.add(square)
         return self._infer(square)
 
@@ -601,7 +596,7 @@ class Arbiter(Irregularities):
         if not own:
             if first is not None:
                 return first
-            return game[square] or positions.PIECES[turn][chess.PAWN]
+            return game[square] or chess.Piece(chess.PAWN, turn)
         if len(own) == 1:
             _, piece = own[0]  # the piece whether or not it can go there: no legality to ask
         else:
@@ -609,7 +604,7 @@ class Arbiter(Irregularities):
                 (c for c in own if c[0] == square or self._reaches(c[0], c[1], square)), own[0]
             )
         if piece.piece_type == chess.PAWN and square >> 3 == (7 if turn else 0):  # its last rank
-            return positions.PIECES[turn][chess.QUEEN]
+            return chess.Piece(chess.QUEEN, turn)
         return piece
 
     def _reaches(self, origin: chess.Square, piece: chess.Piece, square: chess.Square) -> bool:
@@ -1003,15 +998,8 @@ class Arbiter(Irregularities):
             if all(physical[sq] is None for sq in self._diff):
                 return []
         revision = False
-        # ``_in_check``, written out: the answer kept with the game's last pushed state.
         board = self.board
-        stack = board._stack
-        kept = self._check_of
-        if kept is not None and kept[0] is board and kept[1] is (stack[-1] if stack else None):
-            check = kept[2]
-        else:
-            check = self._in_check()
-        move = positions.find_move(board, self._game, self._physical, self._diff, check)
+        move = positions.find_move(board, self._game, self._physical, self._diff)
         if move is None:
             if irregular is not None and irregular.stood is not None:
                 stands = self._reply_to_illegal(irregular, now)
@@ -1030,28 +1018,13 @@ class Arbiter(Irregularities):
         if revision:
             ambiguous = positions.is_ambiguous(self._prev_board(), move)
         else:
-            ambiguous = positions.is_ambiguous(board, move, check)
+            ambiguous = positions.is_ambiguous(board, move)
         # A promotion the board cannot see may still be the pawn, about to be swapped for the
         # new piece: it waits for the dwell like a piece that may slide on.
         if ambiguous or (move.promotion and move.to_square in self._inferred):
             self._candidate = Candidate(move, now + self.config.dwell, revision)
             return []
         return self._record_move(move, revision, CompletedBy.RELEASE, now, shown=not revision)
-
-    def _in_check(self) -> bool:
-        """Whether the side to move is in check in the game, asked once per position.
-
-        Kept with the game's last pushed state (python-chess makes a new one per push, and the
-        reference held here keeps its identity unique), so any push, pop or new board asks again.
-        """
-        board = self.board
-        stack = board._stack
-        top = stack[-1] if stack else None
-        if self._check_of is not None and self._check_of[0] is board and self._check_of[1] is top:
-            return self._check_of[2]
-        check = board.is_check()
-        self._check_of = (board, top, check)
-        return check
 
     def _find_revision(self) -> chess.Move | None:
         """Another legal move from the position before the last one that explains the board."""
@@ -1106,92 +1079,40 @@ class Arbiter(Irregularities):
 
         ``shown``: the board was just read as the position after this move and nothing else
         (``find_move`` matched every square that differs), so once it is recorded no square
-        differs: the squares are not compared again. (``_evaluate`` calls this directly: a move
-        recorded at once needs no ``Candidate``.)
+        differs.
         """
         board = self.board
-        recheck = self._diff
+        recheck = set(self._diff)
         superseded: Previous | None = None
         if revision:
             superseded = self._prev
             assert superseded is not None
-            recheck = recheck.union(superseded.changed)
+            recheck.update(superseded.changed)
             board.pop()
             self._san.pop()
             self._game = superseded.game
-            for sq in superseded.changed:
-                self._letters[sq] = positions.letter(superseded.game[sq])
         game = self._game
         color = board.turn
         if self._replaying:
             by = CompletedBy.RECONSTRUCTED
-        ply = self._ply
-        touches = ply.touches
-        late = self._awaiting_press
-        if (
-            superseded is None
-            and len(touches) == 1
-            and touches[0].square == move.from_square
-            and not board.kings & chess.BB_SQUARES[move.from_square]
-            and not move.promotion
-            and (late is None or late == color)
-        ):
-            # The usual ply, only the moving piece lifted (not a king: castling obliges): what
-            # ``judge.obliges_nothing`` says first, and ``_judge_move`` then has nothing to judge.
-            alerts: list[AlertRaised] = []
-        else:
-            alerts = self._judge_move(move, superseded, now)
-        # The SAN's check suffix and the end of the game share one check test and one search
-        # for a legal reply (python-chess's san_and_push and an ending check made each their own).
-        san, changes = positions.play(board, move)
-        usual = len(changes) == 2 and superseded is None  # one piece moved: one or two ranks
-        if usual:
-            (origin, _), (target, placed) = changes
-            changed: tuple[chess.Square, ...] = (origin, target)
-        else:
-            changed = tuple([sq for sq, _ in changes])
+        alerts = self._judge_move(move, superseded, now)
+        changes = positions.move_changes(board, move)
+        changed = tuple(square for square, _ in changes)
+        touches = self._ply.touches
         if superseded is not None:
             touches = superseded.touches + touches
         self._prev = Previous(game[:], changed, move, touches)
-        check = positions.in_check(board)
-        self._check_of = (board, board._stack[-1], check)
-        ending = judge.ending_after_move(board, self.edition, check=check)
-        if check:
-            san += "#" if ending is not None and ending.reason == judge.CHECKMATE else "+"
+        san = board.san(move)
+        board.push(move)
         self._san.append(san)
-        ranks, letters, occupied = self._ranks, self._letters, board.occupied
-        if usual:
-            game[origin] = None
-            game[target] = placed
-            letters[origin] = ""
-            assert placed is not None
-            letters[target] = positions.FEN_LETTERS[placed.color][placed.piece_type]
-            positions.redraw(ranks, letters, occupied, origin, target)
-        else:
-            redraw = set()
-            for square, piece in changes:
-                game[square] = piece
-                letters[square] = positions.letter(piece)
-                redraw.add(square >> 3)
-            if superseded is not None:
-                redraw.update([sq >> 3 for sq in superseded.changed])
-            for rank in redraw:
-                ranks[rank] = positions.rank_of(letters, occupied, rank)
+        for square, piece in changes:
+            game[square] = piece
         if shown:
             self._diff = set()
         else:
             physical = self._physical
-            diff = set()
-            for sq in (*recheck, *changed):
-                now_on, was = physical[sq], game[sq]
-                if now_on is not was and (now_on is None or was is None or now_on != was):
-                    diff.add(sq)
-            self._diff = diff
-        squares = ply.squares
-        if len(squares) == 2 and squares[0] != squares[1]:
-            touched: tuple[chess.Square, ...] = (squares[0], squares[1])  # a lift, a place
-        else:
-            touched = tuple(dict.fromkeys(squares))
+            self._diff = {sq for sq in (*recheck, *changed) if physical[sq] != game[sq]}
+        touched = tuple(dict.fromkeys(self._ply.squares))
         self._ply = Ply()
         self._irregular = None
         self._judged = None
@@ -1203,17 +1124,15 @@ class Arbiter(Irregularities):
         self._awaiting_press = None
         if self._pressed_for == color:
             self._completed = True  # his press came first, while a piece stood displaced
-        elif by is not CompletedBy.CLOCK and (
-            (clock := self._clock) is not None and clock.connected and clock.running
-        ):  # ``_clock_running``, written out
+        elif by is not CompletedBy.CLOCK and self._clock_running():
             self._awaiting_press = color
         self._pressed_for = None
         facts: list[Fact] = [
             MovePlayed(
-                ply=2 * board.fullmove_number - 2 + (board.turn == chess.BLACK),  # board.ply()
+                ply=board.ply(),
                 move=move,
                 san=san,
-                fen=positions.fen(board, ranks),
+                fen=board.fen(),
                 color=color,
                 touched=touched,
                 completed_by=by,
@@ -1224,6 +1143,7 @@ class Arbiter(Irregularities):
             ),
             *alerts,
         ]
+        ending = judge.ending_after_move(board, self.edition)
         if ending is not None:
             facts.append(self.set_result(ending.result, ending.reason, ending.article, now))
         return facts

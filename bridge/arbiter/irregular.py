@@ -101,13 +101,11 @@ class Irregularities:
         "_game",
         "_irregular",
         "_judged",
-        "_letters",
         "_moved_on_reported",
         "_physical",
         "_ply",
         "_pressed_for",
         "_prev",
-        "_ranks",
         "_same_scan",
         "_san",
         "_suspended",
@@ -131,9 +129,6 @@ class Irregularities:
     start_fen: str
     _san: list[str]
     _game: list[chess.Piece | None]
-    _ranks: list[str]
-    _letters: list[str]
-    """Each square's letter in the game's FEN placement (``positions.letters_of``)."""
     _physical: list[chess.Piece | None]
     _diff: set[chess.Square]
     _alert_ids: int
@@ -364,8 +359,6 @@ class Irregularities:
         self._san = []
         self.start_fen = stood.board.fen()
         self._game = list(stood.squares)
-        self._letters = positions.letters_of(self._game)
-        self._ranks = [positions.rank_text(self._game, rank) for rank in range(8)]
         self._diff = set(stood.diff)
         self._reset_turn()
         self._ply.touches = [t for t in touches if t.piece.color == self.board.turn]
@@ -469,10 +462,6 @@ class Irregularities:
         self.board.pop()
         self._san.pop()
         self._game = prev.game
-        for sq in prev.changed:
-            self._letters[sq] = positions.letter(prev.game[sq])
-        for rank in {chess.square_rank(sq) for sq in prev.changed}:
-            self._ranks[rank] = positions.rank_text(self._game, rank)
         self._diff = {sq for sq in recheck if self._physical[sq] != self._game[sq]}
         self._ply.touches = prev.touches + self._ply.touches
         self._prev = None

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import chess
 import msgspec
 
-from bridge.arbiter import dead, positions
+from bridge.arbiter import dead
 from bridge.arbiter.rules import Edition
 
 Squares = Sequence[chess.Piece | None]
@@ -248,24 +248,8 @@ def _breach(board: chess.Board, touch: Touch, article: str, obligation: str) -> 
 
 
 def _can_move(board: chess.Board, square: chess.Square) -> bool:
-    """Whether the piece on ``square`` has a legal move (false if it is not the mover's).
-
-    A slide's lifts from the squares it crossed are touches where the game has no piece: no
-    move generation for those. A knight, bishop, rook or queen on no line through its king, the
-    king not in check, has a legal move if it attacks a square without a piece of its own.
-    """
-    here = chess.BB_SQUARES[square]
-    ours = board.occupied_co[board.turn]
-    if not ours & here:
-        return False  # every legal move starts from a piece of the side to move
-    if (
-        not (board.pawns | board.kings) & here
-        and board.attacks_mask(square) & ~ours
-        and not positions.on_king_line(board, square)
-        and not positions.in_check(board)
-    ):
-        return True
-    return any(True for _ in board.generate_legal_moves(here))
+    """Whether the piece on ``square`` has a legal move (false if it is not the mover's)."""
+    return any(board.generate_legal_moves(from_mask=chess.BB_SQUARES[square]))
 
 
 def _can_be_captured(board: chess.Board, square: chess.Square) -> bool:
@@ -448,94 +432,34 @@ class Ending(msgspec.Struct, frozen=True, kw_only=True):
 CHECKMATE = "checkmate"
 
 
-def ending_after_move(
-    board: chess.Board, edition: Edition, *, check: bool | None = None
-) -> Ending | None:
-    """Whether the move just made ended the game at once (5.1, 5.2, 9.6, dead position).
-
-    ``check``: whether the side to move is in check, if the caller knows it already.
-    """
-    if check is None:
-        check = board.is_check()
-    if not positions.has_legal_move(board, check):
-        if check:
+def ending_after_move(board: chess.Board, edition: Edition) -> Ending | None:
+    """Whether the move just made ended the game at once (5.1, 5.2, 9.6, dead position)."""
+    if not any(board.generate_legal_moves()):
+        if board.is_check():
             winner = "0-1" if board.turn == chess.WHITE else "1-0"
             return Ending(result=winner, reason=CHECKMATE, article=edition.checkmate)
         return Ending(result="1/2-1/2", reason="stalemate", article=edition.stalemate)
-    # Pawns, rooks and queens are always mating material; only kings, pawns and bishops can
-    # make a blockade: skip each call when the material rules it out.
-    if (not (board.pawns | board.rooks | board.queens) and board.is_insufficient_material()) or (
-        not (board.knights | board.rooks | board.queens) and dead.is_blockade(board)
-    ):
+    if board.is_insufficient_material() or dead.is_blockade(board):
         return Ending(result="1/2-1/2", reason="dead position", article=edition.dead_position)
     if edition.seventy_five and board.halfmove_clock >= 150:
         return Ending(result="1/2-1/2", reason="75 moves", article=edition.seventy_five)
-    if (
-        edition.fivefold
-        and board.halfmove_clock >= 16  # ``_may_repeat``'s first test, without the call
-        and _may_repeat(board, 5)
-        and board.is_fivefold_repetition()
-    ):
+    if edition.fivefold and board.is_fivefold_repetition():
         return Ending(result="1/2-1/2", reason="fivefold repetition", article=edition.fivefold)
     return None
 
 
-def _may_repeat(board: chess.Board, count: int) -> bool:
-    """Whether ``count`` occurrences of the position are possible: a cheap necessary condition.
-
-    A repeated position has the same pieces on the same squares, the same side to move, and
-    lies after the last capture or pawn move (which the fifty-move count counts from). So
-    only every second position of the last ``halfmove_clock`` plies can be one, and only those
-    with the same occupied squares; python-chess's own filter reads the whole game.
-    """
-    if board.halfmove_clock < 4 * (count - 1):
-        return False  # each occurrence after the first needs at least four plies
-    occupied = board.occupied
-    stack = board._stack  # the positions before each move, the last one last
-    seen = 1
-    for back in range(2, min(board.halfmove_clock, len(stack)) + 1, 2):
-        if stack[-back].occupied == occupied:
-            seen += 1
-            if seen >= count:
-                return True
-    return False
-
-
 def claimable(board: chess.Board) -> tuple[str, ...]:
-    """Draws the player having the move could claim now (9.2 threefold, 9.3 fifty moves)."""
+    """Draws the player having the move could claim now (9.2 threefold, 9.3 fifty moves).
+
+    A repetition needs at least four plies with no capture or pawn move: before that, python-
+    chess's search (which replays those plies and tries every legal move) is not asked.
+    """
     out: list[str] = []
-    if _may_claim_threefold(board) and board.can_claim_threefold_repetition():
+    if board.halfmove_clock >= 4 and board.can_claim_threefold_repetition():
         out.append("threefold")
     if board.halfmove_clock >= 99 and board.can_claim_fifty_moves():
         out.append("fifty_moves")
     return tuple(out)
-
-
-def _may_claim_threefold(board: chess.Board) -> bool:
-    """Whether a threefold claim (9.2) may be correct now: a cheap necessary condition.
-
-    A claim needs a position that has already occurred twice: the one on the board (then there
-    for the third time) or the one a legal move would make. Two occurrences of a position have
-    the same pieces on the same squares and the same side to move, and both lie after the last
-    capture or pawn move, within the last ``halfmove_clock`` plies. So unless two positions of
-    those plies, the one on the board included, have the same occupied squares and the same
-    side to move, nothing can be claimed, and python-chess's search (which replays those plies
-    and makes every legal move) is not asked. The quickest repetition, ``Nf3 Nf6 Ng1 Ng8 Nf3
-    Nf6 Ng1``, is claimable (by ``Ng8``) at a count of 7.
-    """
-    stack = board._stack  # the positions before each move, the last one last
-    depth = min(board.halfmove_clock, len(stack))
-    if depth < 4:
-        return False  # a side needs two plies of its own to bring a position back
-    even: set[int] = {board.occupied}  # the positions an even number of plies back: same side
-    odd: set[int] = set()
-    for back in range(1, depth + 1):
-        occupied = stack[-back].occupied
-        same = odd if back & 1 else even
-        if occupied in same:
-            return True
-        same.add(occupied)
-    return False
 
 
 def flag_ending(board: chess.Board, flagged: chess.Color, edition: Edition) -> Ending:

@@ -228,29 +228,16 @@ def test_a_whole_master_game_in_random_styles() -> None:
     assert table.arbiter.board.fen() == table.board.fen()
 
 
-def test_the_squares_beyond_table_is_the_lines_of_python_chess() -> None:
-    """positions._BEYOND, built by walking lines, against its definition with chess.between."""
+def test_the_squares_beyond_a_square_are_the_line_of_python_chess() -> None:
+    """The squares past a move's target on its line, against chess.ray and chess.between."""
     for origin in chess.SQUARES:
         for square in chess.SQUARES:
             line = chess.ray(origin, square) if origin != square else 0
-            expected = 0
-            for far in chess.scan_forward(line):
-                if chess.between(origin, far) & chess.BB_SQUARES[square]:
-                    expected |= chess.BB_SQUARES[far]
-            assert positions._BEYOND[origin][square] == expected, (origin, square)
-
-
-def test_the_between_and_next_tables_are_the_lines_of_python_chess() -> None:
-    """positions._BETWEEN and _NEXT, built in the same walk as _BEYOND, against their
-    definitions: chess.between, and the square that follows on chess.ray's line."""
-    for origin in chess.SQUARES:
-        for square in chess.SQUARES:
-            between = chess.between(origin, square)
-            assert positions._BETWEEN[origin][square] == between, (origin, square)
-            line = chess.ray(origin, square) if origin != square else 0
-            after = [
+            expected = [
                 far
                 for far in chess.scan_forward(line)
-                if chess.between(origin, far) == between | chess.BB_SQUARES[square]
+                if chess.between(origin, far) & chess.BB_SQUARES[square]
             ]
-            assert positions._NEXT[origin][square] == (after[0] if after else -1), (origin, square)
+            beyond = list(positions._beyond(origin, square))
+            assert sorted(beyond) == expected, (origin, square)
+            assert beyond == sorted(beyond, key=lambda far: chess.square_distance(square, far))

@@ -19,7 +19,6 @@ from bench.engine_bench import (
     run_engine,
     run_matcher,
 )
-from bench.engine_parts import PATH, parts_of
 from drivers.events import UNKNOWN, ClockReading, SquareEmptied, SquareOccupied
 
 GAMES = 3
@@ -108,18 +107,3 @@ def test_occupancy_stream_reports_only_occupancy_and_no_clock() -> None:
     placed = [e for e in events if isinstance(e, SquareOccupied)]
     assert placed
     assert all(e.piece is UNKNOWN for e in placed)
-
-
-def test_the_parts_harness_times_the_move_it_is_given_and_leaves_the_board_alone() -> None:
-    _, games = _stream("mixed")
-    board = chess.Board()
-    for move in games[0].moves:
-        before = board.fen()
-        parts = parts_of(board, move)
-        assert set(PATH) <= set(parts)
-        assert parts["find_move"]() == move  # the squares of the move read as the move
-        assert parts["san_body"]() == board.san(move).rstrip("+#")
-        for part in parts.values():
-            part()
-        assert board.fen() == before
-        board.push(move)
