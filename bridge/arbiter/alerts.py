@@ -8,12 +8,15 @@ what was seen, so the arbiter can decide (PRODUCT §3). Pure: no I/O.
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import TYPE_CHECKING
 
 import chess
 import msgspec
 
-from bridge.arbiter.judge import Breach
 from bridge.arbiter.rules import Edition
+
+if TYPE_CHECKING:
+    from bridge.arbiter.touch import Breach
 
 Details = dict[str, str | int | list[str] | None]
 

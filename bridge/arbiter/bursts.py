@@ -19,6 +19,10 @@ from typing import Final
 import chess
 import msgspec
 
+from bridge.arbiter import alerts
+from bridge.arbiter.facts import Fact
+from bridge.arbiter.game import Game
+
 DEFAULT_SAME_SCAN: Final = 0.04
 """Seconds: sensor events closer than this were read in one scan of the board.
 
@@ -160,3 +164,56 @@ class Bursts:
     ) -> None:
         burst.before.setdefault(square, old)
         burst.after[square] = new
+
+
+class Knocks:
+    """Pieces knocked over in ``game``: several off in one scan are displaced, not touched.
+
+    Their touches are forgotten (no Article 4 obligation; 2018 4.2.2 exempts clearly accidental
+    contact) and, once the burst is over and a flicker is ruled out, the pieces still off their
+    squares are a ``displaced_pieces`` alert (1997 7.3, 2018 7.4.1).
+    """
+
+    def __init__(self, game: Game, window: float, flicker: float) -> None:
+        self.game = game
+        self.bursts = Bursts(window)
+        self.flicker = flicker
+        self.due: float | None = None
+        """When the alert of the knock in progress is due."""
+
+    def feed(
+        self, square: chess.Square, old: chess.Piece | None, new: chess.Piece | None, at: float
+    ) -> None:
+        """One sensor event (after the board took it)."""
+        if not self.bursts.feed(square, old, new, at, self.game.board):
+            return
+        burst = self.bursts.current
+        assert burst is not None
+        self.game.ply.forget(set(burst.before), burst.start)
+        self.due = burst.at + self.flicker
+
+    def knocking(self, at: float) -> bool:
+        """Whether an event read at ``at`` belongs to a knock."""
+        return self.bursts.current is not None and self.bursts.knocking(at)
+
+    def report(self, now: float) -> list[Fact]:
+        """The alert of a knock, once its burst is over and flicker is ruled out."""
+        due = self.due
+        burst = self.bursts.current
+        if due is None or burst is None:
+            return []
+        if 0.0 <= now - burst.at < self.bursts.window:
+            self.due = burst.at + self.flicker  # the burst goes on
+            return []
+        if now < due:
+            return []
+        self.due = None
+        game = self.game
+        squares = sorted(sq for sq, piece in burst.before.items() if game.physical[sq] != piece)
+        if not squares or game.result is not None:
+            return []
+        game.displaced.update(squares)
+        awaiting = game.turn.awaiting
+        color = awaiting if awaiting is not None else game.board.turn
+        alert = alerts.displaced(game.edition, color, squares, game.board.fen(), knocked=True)
+        return [game.raise_alert(alert, now)]

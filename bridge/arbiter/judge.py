@@ -1,14 +1,16 @@
-"""The arbiter's judgements that need no state: Article 4 obligations, irregular positions, ends.
+"""The arbiter's judgements that need no state: what a board shows, and the end of the game.
 
 Pure functions over python-chess boards and the engine's 64-square lists; the engine decides
-*when* to ask, these decide *what* the Laws say. Article numbers come from the rules edition.
+*when* to ask, these decide *what* the Laws say: the move of a player's pieces that squares
+show, legal or not (Art. 7), whether a board is displaced pieces (7.3 / 7.4.1), and the end of
+the game (5, 6.9, 9.6; the DGT convention of the kings in the centre). Article 4 is ``touch``'s.
+Article numbers come from the rules edition.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection, Sequence
-from typing import NamedTuple
 
 import chess
 import msgspec
@@ -17,277 +19,6 @@ from bridge.arbiter import dead
 from bridge.arbiter.rules import Edition
 
 Squares = Sequence[chess.Piece | None]
-
-
-class Touch(NamedTuple):
-    """A piece lifted by the player having the move (a touch, on a sensor board)."""
-
-    square: chess.Square
-    piece: chess.Piece
-    at: float
-
-
-class Breach(msgspec.Struct, frozen=True, kw_only=True):
-    """A broken Article 4 obligation: the piece that had to move or be captured."""
-
-    kind: str
-    article: str
-    square: chess.Square
-    piece: chess.Piece
-    obligation: str
-    message: str
-
-
-def touch_breach(
-    board: chess.Board,
-    move: chess.Move,
-    touches: Sequence[Touch],
-    edition: Edition,
-    simultaneous: float = 0.0,
-) -> Breach | None:
-    """Whether ``move`` breaks the obligation created by ``touches`` (Art. 4.3-4.5).
-
-    ``board`` is the position before ``move``. Only the first own piece touched that has a legal
-    move and the first opponent's piece touched that can be captured create obligations (4.5:
-    touching pieces that can neither move nor be captured obliges nothing). Touches less than
-    ``simultaneous`` seconds apart were read in one scan of the board: they count as made at the
-    same time (1997 4.4 b), so neither is "first" and either may be moved.
-    """
-    me = board.turn
-    castling = board.is_castling(move)
-    if not castling:
-        origin = move.from_square
-        for touch in touches:
-            if touch.square != origin:
-                break
-        else:
-            return None  # only the moving piece was touched (the usual case)
-        settled = {origin, _captured_square(board, move)}
-        if all(t.square in settled for t in touches):
-            return None  # only the moving piece and its victim were touched
-    owns = [t for t in touches if t.piece.color == me and _can_move(board, t.square)]
-    first = [t for t in owns if t.at <= owns[0].at + simultaneous]
-    opp = next(
-        (t for t in touches if t.piece.color != me and _can_be_captured(board, t.square)), None
-    )
-    if castling:
-        breach = _rook_before_king(board, move, touches, edition, simultaneous)
-        if breach is not None:
-            return breach
-    breach = _king_and_rook(board, move, touches, first, edition, simultaneous)
-    if breach is not None:
-        return breach
-    own = next((t for t in first if t.square == move.from_square), first[0] if first else None)
-    if (
-        castling
-        and own is not None
-        and own.square in (move.from_square, _castling_rook(board, move))
-    ):
-        own = None  # castling moves both the king and the rook
-    captured = _captured_square(board, move)
-    if own is not None and opp is not None:
-        if _legal_capture(board, own.square, opp.square):
-            if move.from_square == own.square and captured == opp.square:
-                return None
-            article = edition.touch_both
-            return _breach(board, own, article, f"capture on {chess.square_name(opp.square)}")
-        # 4.3(b) / 4.3.3: the first piece touched; when that is unclear, the own piece.
-        if own.at > opp.at + simultaneous:
-            own = None
-        else:
-            opp = None
-    if own is not None and move.from_square != own.square:
-        return _breach(board, own, edition.touch_own, "move")
-    if opp is not None and own is None and captured != opp.square:
-        return _breach(board, opp, edition.touch_opponent, "capture")
-    return None
-
-
-def obliges_nothing(board: chess.Board, move: chess.Move, touches: Sequence[Touch]) -> bool:
-    """True when ``touch_breach`` would find no breach without asking it (the usual ply).
-
-    The move is a king's step (not castling, which has obligations of its own) with only the
-    king touched; or it is not the king's, and every touch is of the moving piece on its
-    square, of a piece of the side to move on a square where the game has none of its pieces (a
-    slide's lifts from the squares it crossed: such a piece cannot be moved), or of an
-    opponent's piece on the target square, which the move captures. Only the moving piece
-    obliges, and it moved; the only opponent's piece touched that can be captured is the one it
-    captured.
-    """
-    origin = move.from_square
-    me = board.turn
-    if board.kings & chess.BB_SQUARES[origin]:
-        # A king's step touched alone (``touch_breach``'s first test); castling - two files, or
-        # onto its own rook - has obligations of its own.
-        target = move.to_square
-        return (
-            abs((origin & 7) - (target & 7)) <= 1
-            and not board.rooks & board.occupied_co[me] & chess.BB_SQUARES[target]
-            and all(touch.square == origin for touch in touches)
-        )
-    for touch in touches:
-        square = touch.square
-        if square == origin:
-            continue  # the usual ply: only the moving piece was touched
-        if touch.piece.color == me:
-            if board.occupied_co[me] & chess.BB_SQUARES[square]:
-                return False
-        elif square != move.to_square or not board.occupied_co[not me] & chess.BB_SQUARES[square]:
-            return False
-    return True
-
-
-def _rook_before_king(
-    board: chess.Board,
-    move: chess.Move,
-    touches: Sequence[Touch],
-    edition: Edition,
-    simultaneous: float,
-) -> Breach | None:
-    """4.4(a) / 4.4.2: a rook deliberately touched, then the king, then castling on that side."""
-    rook = _castling_rook(board, move)
-    king_touch = next((t for t in touches if t.square == move.from_square), None)
-    rook_touch = next((t for t in touches if t.square == rook), None)
-    if rook_touch is None or king_touch is None or rook_touch.at >= king_touch.at - simultaneous:
-        return None
-    return Breach(
-        kind="castling_rook_first",
-        article=edition.castling_rook_first,
-        square=rook,
-        piece=rook_touch.piece,
-        obligation="move",
-        message=(
-            f"the rook on {chess.square_name(rook)} was touched before the king, then "
-            f"the player castled: castling is not allowed on that side on this move "
-            f"and the rook had to move (Art. {edition.castling_rook_first})"
-        ),
-    )
-
-
-def _king_and_rook(
-    board: chess.Board,
-    move: chess.Move,
-    touches: Sequence[Touch],
-    first: Sequence[Touch],
-    edition: Edition,
-    simultaneous: float,
-) -> Breach | None:
-    """The king touched first (alone or with a rook), then a rook: 4.4(b), 4.4.1, 4.4.3.
-
-    2018 4.4.1: castling on that rook's side is legal, so the player must castle there. 1997
-    4.4(b) and 2018 4.4.3: castling there is illegal, so the king must move (castling on the
-    other side included). The 1997 Laws do not oblige castling.
-    """
-    king = board.king(board.turn)
-    king_touch = next((t for t in first if t.square == king), None)
-    if king is None or king_touch is None:
-        return None  # another piece was touched first: 4.3 governs
-    rank = chess.square_rank(king)
-    rook_touch = next(
-        (
-            t
-            for t in touches
-            if t.piece == chess.Piece(chess.ROOK, board.turn)
-            and t.at >= king_touch.at - simultaneous
-            and chess.square_rank(t.square) == rank
-            and chess.square_file(t.square) in (0, 7)
-        ),
-        None,
-    )
-    if rook_touch is None:
-        return None
-    kingside = chess.square_file(rook_touch.square) == 7
-    castle = chess.Move(king, chess.square(6 if kingside else 2, rank))
-    side = f"with the rook on {chess.square_name(rook_touch.square)}"
-    if board.is_legal(castle):
-        article = edition.castle_king_and_rook
-        if article is None or move == castle:
-            return None
-        obligation = f"castle {side}"
-        message = (
-            f"the king and then the rook on {chess.square_name(rook_touch.square)} were touched "
-            f"and castling {side} was legal: the player had to castle on that side "
-            f"(Art. {article}), unless j'adoube was announced"
-        )
-    else:
-        if move.from_square == king:
-            return None
-        article = edition.castling_side_illegal
-        obligation = "move the king"
-        message = (
-            f"the king and the rook on {chess.square_name(rook_touch.square)} were touched and "
-            f"castling {side} is illegal: the king had to move (Art. {article}), unless "
-            "j'adoube was announced"
-        )
-    return Breach(
-        kind="touch_move",
-        article=article,
-        square=king,
-        piece=king_touch.piece,
-        obligation=obligation,
-        message=message,
-    )
-
-
-def _breach(board: chess.Board, touch: Touch, article: str, obligation: str) -> Breach:
-    whose = "own" if touch.piece.color == board.turn else "opponent's"
-    verb = "moved" if obligation == "move" else ("captured" if obligation == "capture" else "used")
-    name = chess.piece_name(touch.piece.piece_type)
-    square = chess.square_name(touch.square)
-    return Breach(
-        kind="touch_move",
-        article=article,
-        square=touch.square,
-        piece=touch.piece,
-        obligation=obligation,
-        message=(
-            f"the {whose} {name} on {square} was touched first and could be {verb}, but another "
-            f"move was made: Art. {article} requires it, unless j'adoube was announced"
-        ),
-    )
-
-
-def _can_move(board: chess.Board, square: chess.Square) -> bool:
-    """Whether the piece on ``square`` has a legal move (false if it is not the mover's)."""
-    return any(board.generate_legal_moves(from_mask=chess.BB_SQUARES[square]))
-
-
-def _can_be_captured(board: chess.Board, square: chess.Square) -> bool:
-    mask = chess.BB_SQUARES[square]
-    if any(True for _ in board.generate_legal_moves(to_mask=mask)):
-        return True
-    ep = board.ep_square
-    return ep is not None and board.has_legal_en_passant() and _ep_victim(board) == square
-
-
-def _legal_capture(board: chess.Board, origin: chess.Square, target: chess.Square) -> bool:
-    if any(
-        True for _ in board.generate_legal_moves(chess.BB_SQUARES[origin], chess.BB_SQUARES[target])
-    ):
-        return True
-    ep = board.ep_square
-    return ep is not None and _ep_victim(board) == target and board.is_legal(chess.Move(origin, ep))
-
-
-def _ep_victim(board: chess.Board) -> chess.Square | None:
-    ep = board.ep_square
-    if ep is None:
-        return None
-    return ep + (-8 if board.turn == chess.WHITE else 8)
-
-
-def _captured_square(board: chess.Board, move: chess.Move) -> chess.Square | None:
-    if board.is_en_passant(move):
-        return _ep_victim(board)
-    if board.piece_at(move.to_square) is not None and not board.is_castling(move):
-        return move.to_square
-    return None
-
-
-def _castling_rook(board: chess.Board, move: chess.Move) -> chess.Square:
-    rank = chess.square_rank(move.from_square)
-    kingside = chess.square_file(move.to_square) > chess.square_file(move.from_square)
-    return chess.square(7 if kingside else 0, rank)
 
 
 # -- irregular positions ---------------------------------------------------------------------
@@ -460,6 +191,29 @@ def claimable(board: chess.Board) -> tuple[str, ...]:
     if board.halfmove_clock >= 99 and board.can_claim_fifty_moves():
         out.append("fifty_moves")
     return tuple(out)
+
+
+def draw_claimed(board: chess.Board, move: chess.Move | None, edition: Edition) -> Ending | None:
+    """The draw a claim by the player having the move establishes, if it is correct.
+
+    With ``move``, the claim is for the position that move is about to produce (9.2 a, 9.3 a):
+    threefold repetition (9.2) or fifty moves (9.3) on the game's history.
+
+    Raises:
+        ValueError: ``move`` is not legal.
+    """
+    board = board.copy()
+    if move is not None:
+        if not board.is_legal(move):
+            raise ValueError(f"the intended move {move.uci()} is not legal in {board.fen()}")
+        board.push(move)
+    if board.is_repetition(3):
+        reason, article = "threefold repetition", edition.threefold
+    elif board.halfmove_clock >= 100:
+        reason, article = "50 moves", edition.fifty_moves
+    else:
+        return None
+    return Ending(result="1/2-1/2", reason=f"{reason} claimed", article=article)
 
 
 def flag_ending(board: chess.Board, flagged: chess.Color, edition: Edition) -> Ending:

@@ -29,6 +29,7 @@ from hypothesis.stateful import (
 
 from bridge.arbiter import dead
 from bridge.arbiter.facts import AlertRaised, Fact, MovePlayed
+from bridge.arbiter.state import State
 from drivers.choreography import Lift, Place, Step, Style, steps
 from tests.unit.test_laws import Table
 
@@ -364,6 +365,16 @@ class HumanGame(RuleBasedStateMachine):
                 self.replay.push(fact.move)
         self.checked = len(self.table.facts)
         assert self.table.arbiter.board.move_stack == self.model.move_stack
+
+    @invariant()
+    def the_named_state_agrees_with_the_game(self) -> None:
+        arbiter = self.table.arbiter
+        state = arbiter.state
+        assert (state is State.OVER) == (arbiter.result is not None)
+        if state is State.AT_REST:
+            assert not arbiter.differing()
+        if state is State.HAND_AT_WORK:
+            assert arbiter.differing()
 
 
 def _undo(seq: list[Step]) -> list[Step]:

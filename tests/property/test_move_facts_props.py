@@ -4,7 +4,7 @@ Which squares a move changes (``positions.move_changes``), which legal move a bo
 (``positions.find_move``), whether a move's piece may still be on its way
 (``positions.is_ambiguous``), whether the game ended (``judge.ending_after_move``), which draws
 could be claimed (``judge.claimable``) and whether a ply's touches oblige nothing
-(``judge.obliges_nothing``): each is compared with python-chess's plain answer, on random games
+(``touch.obliges_nothing``): each is compared with python-chess's plain answer, on random games
 (with players who often undo their last move, so that positions repeat up to fivefold and
 beyond) and on random positions with many pieces of one kind (pins, checks, stalemates, bare
 material).
@@ -16,7 +16,7 @@ import chess
 from hypothesis import HealthCheck, assume, event, example, given, settings
 from hypothesis import strategies as st
 
-from bridge.arbiter import dead, judge, positions, rules
+from bridge.arbiter import dead, judge, positions, rules, touch
 from bridge.arbiter.judge import Ending
 
 EDITIONS = (rules.DEFAULT, *(e for e in rules.EDITIONS.values() if e != rules.DEFAULT))
@@ -215,7 +215,7 @@ def test_the_facts_of_a_crowded_position_are_python_chess_s(board: chess.Board) 
 
 
 @st.composite
-def touched_moves(draw: st.DrawFn) -> tuple[chess.Board, chess.Move, list[judge.Touch]]:
+def touched_moves(draw: st.DrawFn) -> tuple[chess.Board, chess.Move, list[touch.Touch]]:
     """A legal move of a game position and the touches of its ply: often a slide's (the mover
     lifted from squares without a piece of its side) or a capture's (its victim lifted, before
     or after the mover), sometimes any piece on any square."""
@@ -230,13 +230,13 @@ def touched_moves(draw: st.DrawFn) -> tuple[chess.Board, chess.Move, list[judge.
     piece = st.one_of(
         st.just(mover), st.builds(chess.Piece, st.sampled_from(chess.PIECE_TYPES), st.booleans())
     )
-    touches = [judge.Touch(move.from_square, mover, 0.0)] if draw(st.booleans()) else []
+    touches = [touch.Touch(move.from_square, mover, 0.0)] if draw(st.booleans()) else []
     victim = board.piece_at(move.to_square)
     if victim is not None and draw(st.booleans(), label="the victim touched"):
-        touches.append(judge.Touch(move.to_square, victim, draw(st.sampled_from([0.0, 0.5]))))
+        touches.append(touch.Touch(move.to_square, victim, draw(st.sampled_from([0.0, 0.5]))))
     for _ in range(draw(st.integers(0, 5), label="other touches")):
         at = draw(st.sampled_from([0.0, 0.01, 0.5, 1.0]))
-        touches.append(judge.Touch(draw(square), draw(piece), at))
+        touches.append(touch.Touch(draw(square), draw(piece), at))
     touches.sort(key=lambda t: t.at)
     return board, move, touches
 
@@ -250,12 +250,12 @@ _CASTLING = chess.Board("4k3/8/8/8/8/8/8/4K2R w K - 0 1")
     case=(
         _CASTLING,
         chess.Move(chess.E1, chess.G1),
-        [judge.Touch(chess.E1, chess.Piece(chess.KING, True), 0.0)],
+        [touch.Touch(chess.E1, chess.Piece(chess.KING, True), 0.0)],
     ),
     simultaneous=0.0,
 )
 def test_a_ply_that_obliges_nothing_has_no_breach(
-    case: tuple[chess.Board, chess.Move, list[judge.Touch]], simultaneous: float
+    case: tuple[chess.Board, chess.Move, list[touch.Touch]], simultaneous: float
 ) -> None:
     board, move, touches = case
     if (
@@ -264,10 +264,10 @@ def test_a_ply_that_obliges_nothing_has_no_breach(
         and board.piece_type_at(move.from_square) != chess.KING
     ):
         event("only the mover touched")  # the usual ply
-        assert judge.obliges_nothing(board, move, touches)
-    if judge.obliges_nothing(board, move, touches):
+        assert touch.obliges_nothing(board, move, touches)
+    if touch.obliges_nothing(board, move, touches):
         event("obliges nothing")
         for edition in EDITIONS:
-            assert judge.touch_breach(board, move, touches, edition, simultaneous) is None
+            assert touch.touch_breach(board, move, touches, edition, simultaneous) is None
     else:
         event("asked")
