@@ -7,7 +7,7 @@ what was seen, so the arbiter can decide (PRODUCT §3). Pure: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 import chess
@@ -16,6 +16,7 @@ import msgspec
 from bridge.arbiter.rules import Edition
 
 if TYPE_CHECKING:
+    from bridge.arbiter.lines import Found
     from bridge.arbiter.touch import Breach
 
 Details = dict[str, str | int | list[str] | None]
@@ -323,6 +324,45 @@ def mismatch(color: chess.Color | None, squares: list[str], fen: str, *, reconne
         color=color,
         message=message,
         details={"squares": squares, "fen": fen},
+    )
+
+
+def unexplained_reading(squares: Sequence[chess.Square], board: chess.Board, found: Found) -> Alert:
+    """A board read whole that no line of legal moves from the game explains, or several do."""
+    where = ", ".join(chess.square_name(sq) for sq in squares)
+    shown = [" ".join(m.uci() for m in line) for line in found.lines]
+    apart: list[str] = []
+    if len(found.lines) > 1:
+        why = f"two or more lines of {found.plies} plies lead to it ({'; '.join(shown)})"
+        # The moves that are not in every line; none: the same moves, in another order.
+        moves = [set(line) for line in found.lines]
+        odd = moves[0].union(*moves[1:]) - moves[0].intersection(*moves[1:])
+        squares_apart = {sq for m in odd for sq in (m.from_square, m.to_square)}
+        apart = [chess.square_name(sq) for sq in sorted(squares_apart)]
+        why += f", told apart by nothing on {', '.join(apart)}" if apart else ", in either order"
+    elif found.exhausted:
+        why = f"the search for the moves played gave up at {found.plies} plies"
+    elif found.plies:
+        why = f"no line of legal moves of up to {found.plies} plies leads to it"
+    else:
+        why = "pieces are off their squares"
+    return Alert(
+        kind="board_mismatch",
+        article="",
+        color=None,
+        message=(
+            f"the board differs from the game on {where}: {why}; nothing is recorded until the "
+            "position of the game is put back, or an arbiter sets the moves played "
+            "(reconstruct) or the position (set_position)"
+        ),
+        details={
+            "squares": [chess.square_name(sq) for sq in squares],
+            "fen": board.fen(),
+            "plies": found.plies,
+            "lines": shown,
+            "apart": apart,
+            "search": "gave up" if found.exhausted else "complete",
+        },
     )
 
 

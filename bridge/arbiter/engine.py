@@ -151,7 +151,7 @@ class Arbiter:
         start = board if board is not None else chess.Board()
         self._game = Game(self.edition, self._clock, start, same_scan=self.config.same_scan)
         self._irregularities = Irregularities(self._game)
-        self._recovery = Recovery(self._game)
+        self._recovery = Recovery(self._game, self.config.dwell)
         self._knocks = Knocks(self._game, self.config.same_scan, self.config.flicker)
         self._centre = CentreKings(self._game, self.config.dwell)
 
@@ -210,6 +210,7 @@ class Arbiter:
         cleared.
         """
         self._game.set(board, keep_counts=keep_counts)
+        self._recovery.settled()
         self._knocks.due = None
         self._centre.reset()
 
@@ -305,7 +306,7 @@ class Arbiter:
         if game.candidate is not None:
             due = game.candidate.deadline
         elif game.turn.unexplained is not None:
-            due = game.turn.unexplained + MISMATCH_AFTER
+            due = self._recovery.due()
         elif game.diff and self._watch_still():
             due = game.last_change + self.config.illegal_after
         for other in (self._knocks.due, self._centre.due):
@@ -321,9 +322,8 @@ class Arbiter:
         if cand is not None and now >= cand.deadline:
             game.candidate = None
             facts.extend(self._record(cand, CompletedBy.RELEASE, now))
-        unexplained = game.turn.unexplained
-        if unexplained is not None and now >= unexplained + MISMATCH_AFTER:
-            facts.append(self._irregularities.mismatch(None, now))
+        if game.turn.unexplained is not None:
+            facts.extend(self._recovery.fire(now))
         facts.extend(self._centre.fire(now))
         if self._watch_still() and now >= game.last_change + self.config.illegal_after:
             game.still_reported = True
@@ -394,10 +394,16 @@ class Arbiter:
         if cand is not None or suspended is not None:
             facts.extend(self._pending(square, old, piece, cand, suspended, now))
         self._sense(square, piece, now)
-        self._knocks.feed(square, old, piece, now)
+        mismatch = game.turn.unexplained is not None
+        if not mismatch:
+            self._knocks.feed(square, old, piece, now)
         facts.append(self._touch(square, old, piece, now, at))
         if game.result is not None:
             return facts
+        if mismatch:
+            # The board contradicts the game: nothing is judged until a line of moves explains
+            # it, it is put back, or an arbiter settles it (``recovery``).
+            return facts + self._recovery.changed(now, lifted=piece is None)
         facts.extend(self._evaluate(now, piece, lifted=piece is None))
         self._centre.watch(now, old, piece)
         return facts
@@ -519,12 +525,7 @@ class Arbiter:
             if turn.irregular is not None and turn.irregular.judged != tuple(game.physical):
                 turn.restored()  # the position before the irregularity is back
             return []
-        if (
-            lifted
-            and turn.irregular is None
-            and turn.unexplained is None
-            and all(game.physical[sq] is None for sq in game.diff)
-        ):
+        if lifted and turn.irregular is None and all(game.physical[sq] is None for sq in game.diff):
             return []  # only pieces in the hand
         move = positions.find_move(game.board, game.squares, game.physical, game.diff)
         revision = False
@@ -550,11 +551,9 @@ class Arbiter:
         return game.record_move(move, revision, CompletedBy.RELEASE, now, shown=not revision)
 
     def _nothing_read(self, now: float, placed: chess.Piece | None) -> list[Fact]:
-        """No move explains the board: a reading to explain, or the last mover's piece moved on
-        after his press; else the hands are still at work."""
+        """No move explains the board: the last mover's piece moved on after his press; else the
+        hands are still at work."""
         game = self._game
-        if game.turn.unexplained is not None:
-            return self._recovery.reconstruct(now)
         if (
             placed is not None
             and placed.color != game.board.turn
@@ -599,6 +598,7 @@ class Arbiter:
             not game.diff
             or game.candidate is not None
             or game.turn.irregular is not None
+            or game.turn.unexplained is not None
             or game.still_reported
             or game.result is not None
             or self._clock.connected
@@ -630,10 +630,20 @@ class Arbiter:
         game = self._game
         by = self._clock.color_of(pressed)
         facts: list[Fact] = []
+        mismatch = game.turn.unexplained is not None
         if by is not None and game.result is None:
-            facts.extend(self._irregularities.judge_press(by, now))
+            if mismatch:
+                # The board contradicts the game: the press asks what it shows, at once.
+                facts.extend(self._recovery.reconstruct(now, pressed=True))
+            else:
+                facts.extend(self._irregularities.judge_press(by, now))
         completes: int | None = None
-        if by is not None and game.board.move_stack and game.board.turn != by:
+        if (
+            by is not None
+            and game.board.move_stack
+            and game.board.turn != by
+            and game.turn.unexplained is None
+        ):
             completes = game.board.ply()
         times = self._clock.times() or ClockTimes(white=0, black=0, running=None)
         facts.append(ClockPressed(by=by, clock=times, completes_ply=completes, at=reading.at))

@@ -23,7 +23,7 @@ import chess
 
 from bridge.arbiter import alerts, judge, positions, press
 from bridge.arbiter.alerts import Details
-from bridge.arbiter.facts import AlertRaised, CompletedBy, Fact
+from bridge.arbiter.facts import CompletedBy, Fact
 from bridge.arbiter.game import Game
 from bridge.arbiter.state import Irregular, Stood
 
@@ -51,8 +51,6 @@ class Irregularities:
             return []
         if game.turn.awaiting is not None:
             return []  # his clock ran while the opponent moved: he hands it to him to press
-        if game.turn.unexplained is not None:
-            return [self.mismatch(by, now)]  # a board read whole that nothing explains
         if by == game.board.turn:
             return self.judge_turn(by, now, pressed=True)
         return []
@@ -123,15 +121,6 @@ class Irregularities:
             game.board.ply(),
         )
         return [game.raise_alert(alert, now)]
-
-    def mismatch(self, color: chess.Color | None, now: float) -> AlertRaised:
-        """The board, read whole, stays unexplained: the arbiter restores the position."""
-        game = self.game
-        game.turn.explained()
-        game.judged = tuple(game.physical)
-        squares = judge.differing(game.squares, game.physical, game.diff)
-        alert = alerts.mismatch(color, squares, game.board.fen(), reconnect=True)
-        return game.raise_alert(alert, now)
 
     def displaced_alert(
         self,

@@ -1,100 +1,199 @@
-"""Moves made while nobody listened: the board read whole, and presses kept by its memory.
+"""Moves made while nobody listened: the board read whole, and presses its memory kept.
 
 After a restart or a reconnect the board is read whole (``BoardSnapshot``). If it is the game,
-nothing happened. Otherwise the moves made meanwhile are looked for: one or two legal plies that
-alone explain the board are recorded as ``reconstructed``. A board that nothing explains may be
-a move in the hand: the game is ``MISMATCH`` (``state``) and the board is judged when it stays
-so (``MISMATCH_AFTER``). Boards that sense occupancy only (a DGT Pegasus; a Certabo tag not
-learnt) report pieces as UNKNOWN: the reading is explained by the one line of one or two legal
-plies that leaves the same squares occupied (``read_unknown``); when none or several do,
-nothing is recorded. The first full reading of a game not started yet also tells the board's
-orientation: the start position turned round (set up from Black's side, Art. 7.1 b) rotates
-every square from then on. Pure: no I/O.
+nothing happened. Otherwise the players went on meanwhile: the lines of legal moves that leave
+the board read are looked for (``lines.search``: up to eight plies, shortest first, bounded).
+When exactly one does, its moves are recorded as ``reconstructed`` in order. When none or
+several do, the game is ``MISMATCH`` (``state``): nothing is recorded while the board
+contradicts the game, and once the board has rested ``MISMATCH_AFTER`` (a press at once), one
+``board_mismatch`` says so, with the plies searched, the squares, and what the lines found
+differ in. The board is looked at again each time it rests: the hand at work at the restart
+puts its piece down, or the arbiter puts the position back, or settles it (``set_game``, the
+``reconstruct`` command). Boards that sense occupancy only (a DGT Pegasus; a Certabo tag not
+learnt) report pieces as UNKNOWN: a line fits when it leaves the same squares occupied, and it
+tells which piece stands on each. The first full reading of a game not started yet also tells
+the board's orientation: the start position turned round (set up from Black's side, Art. 7.1 b)
+rotates every square from then on. Pure: no I/O.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from typing import Final
 
 import chess
 
-from bridge.arbiter import positions
+from bridge.arbiter import alerts, lines, positions, touch
 from bridge.arbiter.facts import CompletedBy, Fact
 from bridge.arbiter.game import Game
+from bridge.arbiter.state import State
 from drivers.events import BoardSnapshot, ClockSide, Occupant, UnknownPiece
 
 MISMATCH_AFTER: Final = 3.0
-"""Seconds a full board reading that nothing explains must stay so before ``board_mismatch``.
+"""Seconds a board that nothing explains must rest before ``board_mismatch`` (a press: at once).
 
-A board read at a restart or a reconnect can catch a piece in the hand; a moment later it is put
-down and the board is explained (a move, or two made while nobody listened). A press by the
-player having the move judges it at once.
+A board read at a restart or a reconnect can catch a piece in the hand; a moment later it is
+put down and the board is explained.
 """
+
+HELD_AFTER: Final = 3 * MISMATCH_AFTER
+"""The same when the last change was a lift: the piece is probably in a hand, thinking."""
 
 
 class Recovery:
     """Reads ``game``'s board whole, and the presses its memory kept."""
 
-    def __init__(self, game: Game) -> None:
+    def __init__(self, game: Game, settle: float) -> None:
         self.game = game
+        self.settle = settle
+        """Seconds the board must rest before it is searched again (the engine's dwell)."""
         self.seen_board = False
         """A full reading came before the first move (the orientation is known)."""
+        self.search_at: float | None = None
+        """``MISMATCH``: when the board, changed, is searched again."""
+        self.report_at: float | None = None
+        """``MISMATCH``: when ``board_mismatch`` is raised if nothing explains the board."""
+        self.reported = False
+        """``board_mismatch`` was raised for this mismatch: once is enough."""
+        self.found: lines.Found | None = None
+        """What the last search found."""
 
     def on_snapshot(self, event: BoardSnapshot, now: float) -> list[Fact]:
         """The board read whole: the truth, and the moves it shows were made meanwhile."""
         game = self.game
         sensed = self._oriented(list(event.squares))
-        line: tuple[chess.Move, ...] | None = None
         game.inferred = {sq for sq in chess.SQUARES if isinstance(sensed[sq], UnknownPiece)}
-        if game.inferred:
-            line, squares = self.read_unknown(sensed)
-        else:
-            squares = [occupant for occupant in sensed if not isinstance(occupant, UnknownPiece)]
-        game.physical = squares
-        game.diff = {sq for sq in chess.SQUARES if squares[sq] != game.squares[sq]}
+        turn = game.board.turn
+        game.physical = [
+            None
+            if occupant is None
+            else occupant
+            if isinstance(occupant, chess.Piece)
+            else game.squares[sq] or chess.Piece(chess.PAWN, turn)
+            for sq, occupant in enumerate(sensed)
+        ]
+        game.diff = {sq for sq in chess.SQUARES if game.physical[sq] != game.squares[sq]}
         irregular = game.turn.irregular
         if irregular is not None and irregular.stood is not None:
             stood = irregular.stood
-            stood.diff = {sq for sq in chess.SQUARES if squares[sq] != stood.squares[sq]}
+            stood.diff = {sq for sq in chess.SQUARES if game.physical[sq] != stood.squares[sq]}
         game.candidate = None
         game.suspended = None
         game.last_change = now
         game.turn.board_changed(bool(game.diff))
         if not game.diff or game.result is not None:
             game.turn.restored()
-            game.turn.explained()
+            self.settled()
             return []
-        if game.inferred:
-            if line is None:
-                game.turn.mismatch(now)
-                return []
-            return self.record_line(line, now)
         return self.reconstruct(now)
 
-    def reconstruct(self, now: float) -> list[Fact]:
-        """Record the one or two plies that alone explain the board; else ``MISMATCH``.
+    def changed(self, now: float, *, lifted: bool) -> list[Fact]:
+        """``MISMATCH``: the board changed. Back to the game, or searched once it rests."""
+        if not self.game.diff:
+            self.settled()
+            return []
+        self.search_at = None if lifted else now + self.settle
+        if not self.reported:
+            self.report_at = now + (HELD_AFTER if lifted else MISMATCH_AFTER)
+        return []
 
-        Whether their players pressed the clock is not known: no press is awaited for them.
+    def due(self) -> float | None:
+        """When ``fire`` must next be called, or ``None``."""
+        times = [t for t in (self.search_at, self.report_at) if t is not None]
+        return min(times) if times else None
+
+    def fire(self, now: float) -> list[Fact]:
+        """The board rested: search it again; or it stays unexplained: say so."""
+        facts: list[Fact] = []
+        if self.search_at is not None and now >= self.search_at:
+            self.search_at = None
+            facts.extend(self.reconstruct(now))
+        if self.report_at is not None and now >= self.report_at:
+            facts.extend(self.report(now))
+        return facts
+
+    def reconstruct(self, now: float, *, pressed: bool = False) -> list[Fact]:
+        """Record the one line of legal moves that leaves the board read; else ``MISMATCH``.
+
+        ``pressed``: a player pressed the clock; with nothing explained, say so at once.
+        Whether the line's players pressed the clock is not known: no press is awaited.
         """
         game = self.game
-        found = positions.find_move(game.board, game.squares, game.physical, game.diff)
-        line: tuple[chess.Move, ...] | None = (found,) if found is not None else None
-        if line is None and len(game.diff) <= 8:
-            line = self._two_plies()
-        if line is None:
+        line, found = self._explain()
+        if line is not None:
+            return self.record_line(line, now)
+        self.found = found
+        if game.turn.state is not State.MISMATCH:
             game.turn.mismatch(now)
-            return []
-        return self.record_line(line, now)
+        if pressed:
+            return self.report(now)
+        if not self.reported:
+            self.report_at = now + MISMATCH_AFTER
+        return []
 
-    def record_line(self, line: tuple[chess.Move, ...], now: float) -> list[Fact]:
-        """Record moves made while nobody listened (whether they were pressed is not known)."""
+    def _explain(self) -> tuple[lines.Line | None, lines.Found]:
+        """The one line that leaves the board read, or with one of its pieces in the hand.
+
+        A square that reads empty where the game has a piece may be the piece a player holds,
+        about to move it (a hand at work is not a mismatch): when no line leaves the board as
+        read (within half the budget), the board is searched with each such piece back.
+        """
         game = self.game
-        game.turn.explained()
+        goal: list[chess.Piece | None] = list(game.physical)
+        found = lines.search(game.board, goal, game.inferred, budget=lines.BUDGET // 2)
+        if found.lines:
+            return found.line, found
+        budget = lines.BUDGET - found.tried
+        held: list[lines.Found] = []
+        for sq in sorted(game.diff):
+            piece = game.squares[sq]
+            if game.physical[sq] is not None or piece is None or budget <= 0:
+                continue
+            goal[sq] = piece
+            in_hand = lines.search(game.board, goal, game.inferred, budget=budget)
+            goal[sq] = None
+            budget -= in_hand.tried
+            if in_hand.lines or in_hand.exhausted:
+                held.append(in_hand)
+        if len(held) == 1 and held[0].line is not None:
+            return held[0].line, held[0]
+        return None, held[0] if held else found
+
+    def report(self, now: float) -> list[Fact]:
+        """``board_mismatch``, once for this mismatch: the arbiter settles it."""
+        self.report_at = None
+        if self.reported:
+            return []
+        self.reported = True
+        game = self.game
+        squares = sorted(game.diff)
+        found = self.found or lines.Found((), 0, False)
+        alert = alerts.unexplained_reading(squares, game.board, found)
+        return [game.raise_alert(alert, now)]
+
+    def settled(self) -> None:
+        """The board is the game again, or the game was set: the mismatch is over."""
+        self.game.turn.explained()
+        self.search_at = self.report_at = None
+        self.reported = False
+        self.found = None
+
+    def record_line(self, line: lines.Line, now: float) -> list[Fact]:
+        """Record moves made while nobody listened (whether they were pressed is not known).
+
+        The touches seen meanwhile are not theirs: no touch-move is judged on them.
+        """
+        game = self.game
+        self.settled()
         facts: list[Fact] = []
         for move in line:
+            game.ply = touch.Ply()
             by = CompletedBy.RECONSTRUCTED
             facts.extend(game.record_move(move, False, by, now, await_press=False))
+        for sq in game.inferred:
+            if game.physical[sq] is not None and game.squares[sq] is not None:
+                game.physical[sq] = game.squares[sq]
+        game.diff = {sq for sq in chess.SQUARES if game.physical[sq] != game.squares[sq]}
+        game.turn.board_changed(bool(game.diff))
         return facts
 
     def stored_press(self, side: ClockSide, now: float) -> list[Fact]:
@@ -112,101 +211,6 @@ class Recovery:
         if by == game.turn.awaiting:
             game.turn.pressed(bool(game.diff))
         return []
-
-    def read_unknown(
-        self, sensed: Sequence[Occupant | None]
-    ) -> tuple[tuple[chess.Move, ...] | None, list[chess.Piece | None]]:
-        """A full reading with pieces the board cannot identify: what stands where, and how.
-
-        The reading fits a position when the same squares are occupied and every piece the
-        board did identify is that position's. If the game fits, the unknown pieces are the
-        game's. Otherwise every line of one or two legal plies is tried (a promotion onto a
-        square read as unknown only to a queen): if exactly one fits, its moves were made while
-        nobody listened, and the pieces are that position's. If none or several fit, nothing is
-        recorded (a capture by the same piece on either of two squares leaves the same squares
-        occupied): the unknown pieces are the game's where it has one, a pawn of the side to
-        move elsewhere, and the board stays unexplained.
-        """
-        game = self.game
-        board = game.board
-        occupied = 0
-        known: list[tuple[chess.Square, chess.Piece]] = []
-        for sq, occupant in enumerate(sensed):
-            if occupant is not None:
-                occupied |= chess.BB_SQUARES[sq]
-                if isinstance(occupant, chess.Piece):
-                    known.append((sq, occupant))
-
-        def fits() -> bool:
-            return board.occupied == occupied and all(board.piece_at(sq) == p for sq, p in known)
-
-        lines = [] if fits() else self._lines_to(fits, occupied)
-        if len(lines) == 1:
-            for move in lines[0]:
-                board.push(move)
-            squares = positions.squares_of(board)
-            for _ in lines[0]:
-                board.pop()
-            return lines[0], squares
-        line = () if not lines and fits() else None
-        turn = board.turn
-        squares = [
-            None
-            if occupant is None
-            else occupant
-            if isinstance(occupant, chess.Piece)
-            else game.squares[sq] or chess.Piece(chess.PAWN, turn)
-            for sq, occupant in enumerate(sensed)
-        ]
-        return line, squares
-
-    def _lines_to(self, fits: Callable[[], bool], occupied: int) -> list[tuple[chess.Move, ...]]:
-        """The lines of one or two legal plies after which ``fits()``; stops at two."""
-        board = self.game.board
-        inferred = self.game.inferred
-
-        def plies() -> list[chess.Move]:
-            return [
-                m
-                for m in board.legal_moves
-                if m.promotion in (None, chess.QUEEN) or m.to_square not in inferred
-            ]
-
-        lines: list[tuple[chess.Move, ...]] = []
-        for first in plies():
-            board.push(first)
-            if fits():
-                lines.append((first,))
-            # One more ply changes at most four squares (castling).
-            if chess.popcount(board.occupied ^ occupied) <= 4:
-                for second in plies():
-                    board.push(second)
-                    if fits():
-                        lines.append((first, second))
-                    board.pop()
-            board.pop()
-            if len(lines) > 1:
-                break
-        return lines
-
-    def _two_plies(self) -> tuple[chess.Move, chess.Move] | None:
-        """The one pair of legal plies that explains the board, if exactly one does."""
-        game = self.game
-        board = game.board
-        solutions: list[tuple[chess.Move, chess.Move]] = []
-        for first in board.legal_moves:
-            squares = list(game.squares)
-            for square, piece in positions.move_changes(board, first):
-                squares[square] = piece
-            board.push(first)
-            diff = {sq for sq in chess.SQUARES if game.physical[sq] != squares[sq]}
-            second = positions.find_move(board, squares, game.physical, diff)
-            board.pop()
-            if second is not None:
-                solutions.append((first, second))
-                if len(solutions) > 1:
-                    return None
-        return solutions[0] if solutions else None
 
     def _oriented(self, sensed: list[Occupant | None]) -> list[Occupant | None]:
         """The reading in the player's frame; the first of a game not started tells it."""

@@ -17,6 +17,7 @@ from bridge.arbiter.facts import (
     MovePlayed,
     TouchReported,
 )
+from bridge.arbiter.state import State
 from drivers.choreography import Lift, Place, Step, steps
 from drivers.events import BoardSnapshot, ClockReading, ClockSide
 from tests.table import HandFed
@@ -491,10 +492,12 @@ def test_a_board_read_with_a_piece_in_the_hand_is_a_move_when_it_is_put_down() -
 def test_a_reading_mid_way_through_the_second_ply_gives_both() -> None:
     """One ply made while nobody listened, the next one's piece in the hand when read."""
     table = HandFed(Arbiter())
-    assert table.arbiter.feed(reading_with_piece_in_hand(chess.E5, "e4", "e5"), table.now) == []
+    read = table.arbiter.feed(reading_with_piece_in_hand(chess.E5, "e4", "e5"), table.now)
+    assert [(m.san, m.completed_by) for m in moves(read)] == [("e4", CompletedBy.RECONSTRUCTED)]
+    assert table.arbiter.state is not State.MISMATCH
     facts = table.do([Place(chess.E5, P("p"))])
-    assert [m.san for m in moves(facts)] == ["e4", "e5"]
-    assert alerts(facts + table.wait(2 * MISMATCH_AFTER)) == []
+    assert [(m.san, m.completed_by) for m in moves(facts)] == [("e5", CompletedBy.RELEASE)]
+    assert alerts(read + facts + table.wait(2 * MISMATCH_AFTER)) == []
 
 
 def test_a_press_on_an_unexplained_board_is_a_mismatch_not_an_illegal_move() -> None:
