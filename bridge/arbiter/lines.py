@@ -99,6 +99,18 @@ class _Goal:
         """How many pieces of ``color`` the board read identifies."""
         return sum(chess.popcount(self.masks[pt, color]) for pt in chess.PIECE_TYPES)
 
+    def material_fits(self, board: chess.Board, color: chess.Color) -> bool:
+        """The pieces of ``color`` read could come from ``board``'s by captures and promotions."""
+        pawns = chess.popcount(board.pieces_mask(chess.PAWN, color))
+        promoted = pawns - chess.popcount(self.masks[chess.PAWN, color])
+        for pt in (chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN):
+            promoted -= max(
+                chess.popcount(self.masks[pt, color])
+                - chess.popcount(board.pieces_mask(pt, color)),
+                0,
+            )
+        return promoted >= 0
+
     def departures(self, board: chess.Board, color: chess.Color) -> int:
         """Squares where ``board`` has a piece of ``color`` that the board read has not."""
         mask = 0
@@ -189,25 +201,26 @@ class _Walk:
         from_mask = to_mask = chess.BB_ALL
         for color, left in ((mover, own_plies), (not mover, other_plies)):
             arrivals = goal.arrivals(board, color)
-            castles = board.has_castling_rights(color)
-            needed = _journeys(board, goal, color, arrivals)
+            castling = 1 if board.has_castling_rights(color) else 0
+            # Castling takes the king two squares and the rook one: three steps in one ply.
+            needed = _journeys(board, goal, color, arrivals) - 2 * castling
             if not goal.unknown:
                 # A square left by ``color`` is left by its own ply, or its piece is captured;
                 # each capture is a ply of the other side.
                 captured = chess.popcount(board.occupied_co[color]) - goal.count(color)
-                leaves = chess.popcount(goal.departures(board, color)) - captured
                 takes = chess.popcount(board.occupied_co[not color]) - goal.count(not color)
-                if captured < 0 or takes < 0:
-                    return []  # pieces never appear
+                if captured < 0 or takes < 0 or not goal.material_fits(board, color):
+                    return []  # pieces never appear (but by promotion)
+                leaves = chess.popcount(goal.departures(board, color)) - captured - castling
                 needed = max(needed, leaves, takes)
-            spare = left - (needed - 1 if castles and needed >= 2 else needed)
-            if spare < 0:
+            if needed > left:
                 return []
-            if color == mover and spare == 0:
-                # No ply to spare: this one leaves a square the board read does not have its
-                # piece on, for one where it has (a piece moved off a right square must come back).
+            if color == mover and chess.popcount(arrivals) - castling >= left:
+                # As many squares to fill as plies left: each ply fills one (castling two), so
+                # it lands on one, from a square the board read does not have its piece on
+                # (a piece moved off a right square would have to come back).
                 from_mask = goal.departures(board, color)
-                to_mask = arrivals | (_CASTLING_TO if castles else 0)
+                to_mask = arrivals | (_CASTLING_TO if castling else 0)
         fills = chess.popcount(goal.unknown & ~board.occupied)
         if fills > plies + 2:  # castling fills two squares, once a side
             return []

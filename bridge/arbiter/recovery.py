@@ -135,7 +135,8 @@ class Recovery:
 
         A square that reads empty where the game has a piece may be the piece a player holds,
         about to move it (a hand at work is not a mismatch): when no line leaves the board as
-        read (within half the budget), the board is searched with each such piece back.
+        read (within half the budget), the board is searched with each such piece back, and
+        the one line found is taken if no line without a piece in the hand can be as short.
         """
         game = self.game
         goal: list[chess.Piece | None] = list(game.physical)
@@ -154,8 +155,12 @@ class Recovery:
             budget -= in_hand.tried
             if in_hand.lines or in_hand.exhausted:
                 held.append(in_hand)
-        if len(held) == 1 and held[0].line is not None:
-            return held[0].line, held[0]
+        if len(held) == 1:
+            line = held[0].line
+            # A line with a piece in the hand is taken when no line without one is as short:
+            # the search without it was complete, or gave up at a greater length.
+            if line is not None and (not found.exhausted or len(line) < found.plies):
+                return line, held[0]
         return None, held[0] if held else found
 
     def report(self, now: float) -> list[Fact]:

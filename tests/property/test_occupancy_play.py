@@ -103,7 +103,7 @@ def test_a_game_on_an_occupancy_board_is_recorded_as_played(data: st.DataObject)
     assert not [f for f in table.facts if isinstance(f, AlertRaised)], "clean play, no alert"
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_plies_made_while_disconnected_are_recovered_or_refused(data: st.DataObject) -> None:
     board = chess.Board()
@@ -143,5 +143,3 @@ def test_plies_made_while_disconnected_are_recovered_or_refused(data: st.DataObj
         # Several lines (or a search that gave up): one alert, nothing recorded, never a guess.
         assert not recovered, (recovered, missed, lines[:2])
         assert len(mismatch) == 1
-        if len(lines) > 1:
-            assert mismatch[0].details["plies"] == len(lines[0])

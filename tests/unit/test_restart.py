@@ -1,0 +1,167 @@
+"""A restart into a game under way: what was played unheard, read off the board whole.
+
+The daemon comes back with the game it last published; the players went on meanwhile (1, 3,
+6 plies), perhaps with a piece in the hand when the board is read. The engine records the one
+line of legal moves that leaves the board read, as ``reconstructed``; when none or several do,
+one ``board_mismatch`` and nothing recorded until the board matches or an arbiter settles it.
+"""
+
+from __future__ import annotations
+
+import chess
+
+from bridge.arbiter.engine import MISMATCH_AFTER, Arbiter, EngineConfig
+from bridge.arbiter.facts import CompletedBy, Fact
+from bridge.arbiter.recovery import HELD_AFTER
+from bridge.arbiter.state import State
+from drivers.choreography import Lift, Place, steps
+from drivers.events import BoardSnapshot
+from tests.table import HandFed
+from tests.unit.test_laws import Table, alerts, moves
+
+GAME = "e4 e5 Nf3 Nc6 Bb5"
+
+
+def board_after(sans: str, start: chess.Board | None = None) -> chess.Board:
+    board = (start or chess.Board()).copy()
+    for san in sans.split():
+        board.push_san(san)
+    return board
+
+
+def restarted(*, clock: bool = True) -> Table:
+    """A table whose daemon restarted with the game of five plies it last published."""
+    table = Table(clock=clock)
+    for san in GAME.split():
+        table.board.push_san(san)
+    table.arbiter.set_game(table.board)
+    return table
+
+
+def read(table: HandFed, board: chess.Board, *, in_hand: chess.Square | None = None) -> list[Fact]:
+    squares = [board.piece_at(sq) for sq in chess.SQUARES]
+    if in_hand is not None:
+        squares[in_hand] = None
+    out = table.arbiter.feed(BoardSnapshot(squares=tuple(squares), at=table.now), table.now)
+    table.facts.extend(out)
+    return out
+
+
+def reconstructed(facts: list[Fact]) -> list[str]:
+    return [m.san for m in moves(facts) if m.completed_by is CompletedBy.RECONSTRUCTED]
+
+
+def test_one_ply_made_unheard_is_reconstructed() -> None:
+    table = restarted()
+    facts = read(table, board_after("a6", table.board))
+    assert reconstructed(facts) == ["a6"]
+    assert alerts(facts + table.wait(2 * MISMATCH_AFTER)) == []
+
+
+def test_three_plies_in_the_only_order_they_could_come_are_reconstructed() -> None:
+    table = restarted()
+    facts = read(table, board_after("d6 Bxc6+ bxc6", table.board))
+    assert reconstructed(facts) == ["d6", "Bxc6+", "bxc6"]
+    assert table.arbiter.board.fen() == board_after("d6 Bxc6+ bxc6", table.board).fen()
+    assert alerts(facts + table.wait(2 * MISMATCH_AFTER)) == []
+
+
+def test_a_piece_in_the_hand_at_the_restart_is_a_hand_at_work() -> None:
+    """Two plies made unheard, and the next mover holds his knight when the board is read."""
+    table = restarted()
+    played = board_after("a6 Ba4", table.board)
+    facts = read(table, played, in_hand=chess.G8)
+    assert reconstructed(facts) == ["a6", "Ba4"]
+    assert table.arbiter.state.name != "MISMATCH"  # (a fresh reading of the state)
+    facts = table.do([Place(chess.F6, chess.Piece(chess.KNIGHT, chess.BLACK))])
+    assert [(m.san, m.completed_by) for m in moves(facts)] == [("Nf6", CompletedBy.RELEASE)]
+    assert alerts(table.facts + table.wait(HELD_AFTER)) == []
+
+
+def test_moves_in_either_order_are_one_alert_and_nothing_recorded() -> None:
+    """Six plies that could have come in two orders: the board cannot tell, the arbiter can."""
+    table = restarted()
+    played = board_after("d6 d4 Bd7 Nc3 Nf6 O-O", table.board)
+    facts = read(table, played)
+    assert moves(facts) == []
+    assert table.arbiter.state is State.MISMATCH
+    facts += table.wait(MISMATCH_AFTER + 0.1)
+    [alert] = alerts(facts)
+    assert alert.kind == "board_mismatch"
+    assert alert.details["plies"] == 6
+    shown = alert.details["lines"]
+    assert isinstance(shown, list)
+    assert len(shown) == 2
+    assert alert.details["search"] == "complete"
+    assert "reconstruct" in alert.message
+    # The players go on: a rook adjusted, a move made, the clock pressed. Nothing is recorded
+    # on a game the board contradicts, no touch-move is judged, and the alert is not repeated.
+    later = table.do([Lift(chess.A8), Place(chess.A8, chess.Piece(chess.ROOK, chess.BLACK))])
+    later += table.do(steps(played, played.parse_san("Be7")))
+    later += table.press(chess.BLACK) + table.wait(3 * MISMATCH_AFTER)
+    assert moves(later) == []
+    assert alerts(later) == []
+    assert table.arbiter.state is State.MISMATCH
+    # The arbiter sets the game: the table goes on.
+    played.push_san("Be7")
+    table.arbiter.set_game(played)
+    assert table.arbiter.state.name != "MISMATCH"  # (a fresh reading of the state)
+    table.board = played
+    facts = table.play("Re1")
+    assert [m.san for m in moves(facts)] == ["Re1"]
+
+
+def test_a_board_put_back_ends_the_mismatch() -> None:
+    table = restarted(clock=False)
+    read(table, board_after("d6 d4 Bd7 Nc3 Nf6 O-O", table.board))
+    assert table.arbiter.state is State.MISMATCH
+    read(table, table.board)  # read again, as it was: the position of the game is back
+    assert table.arbiter.state.name != "MISMATCH"  # (a fresh reading of the state)
+    assert alerts(table.facts + table.wait(2 * MISMATCH_AFTER)) == []
+
+
+def test_the_last_piece_put_down_explains_the_board() -> None:
+    """Read with a piece in the hand and nothing that explains it yet: put down, it does."""
+    table = restarted()
+    played = board_after("d6 Bxc6+ bxc6", table.board)
+    # c6 read empty: the pawn from b7 is in the hand, or the bishop is; the board waits.
+    facts = read(table, played, in_hand=chess.C6)
+    facts += table.wait(1.0)
+    facts += table.do([Place(chess.C6, chess.Piece(chess.PAWN, chess.BLACK))])
+    facts += table.wait(1.0)
+    assert [m.san for m in moves(facts)] == ["d6", "Bxc6+", "bxc6"]
+    assert alerts(facts + table.wait(2 * MISMATCH_AFTER)) == []
+
+
+def test_a_press_on_a_board_nothing_explains_says_so_at_once() -> None:
+    table = restarted()
+    squares = board_after("a6", table.board)
+    squares.set_piece_at(chess.D5, chess.Piece(chess.QUEEN, chess.WHITE))  # a second queen
+    facts = read(table, squares)
+    assert moves(facts) == []
+    facts += table.press(chess.WHITE)
+    [alert] = alerts(facts)
+    assert alert.kind == "board_mismatch"
+    assert alert.details["lines"] == []
+    assert table.arbiter.illegal_counts == {chess.WHITE: 0, chess.BLACK: 0}
+
+
+def test_an_occupancy_board_reads_a_capture_on_either_of_two_squares_as_a_mismatch() -> None:
+    from tests.table import OccupancyBoard
+
+    start = chess.Board("4k3/8/8/3pp3/3Q4/8/8/4K3 w - - 0 1")
+    table = OccupancyBoard(start)
+    facts = table.read_whole(board_after("Qxd5", start))
+    assert moves(facts) == []
+    [alert] = alerts(facts)
+    shown = alert.details["lines"]
+    assert isinstance(shown, list)
+    assert sorted(shown) == ["d4d5", "d4e5"]
+    assert alert.details["apart"] == ["d4", "d5", "e5"]
+
+
+def test_an_arbiter_without_a_clock_is_not_needed_for_one_line() -> None:
+    arbiter = Arbiter(EngineConfig())
+    table = HandFed(arbiter)
+    facts = read(table, board_after("e4 e5 Bc4"))
+    assert reconstructed(facts) == ["e4", "e5", "Bc4"]
