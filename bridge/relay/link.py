@@ -5,8 +5,8 @@ run_sessions`), folds each payload into the :class:`~bridge.relay.room.Room`, ke
 :class:`~bridge.relay.store.Store`, and tells the server and the pusher which table changed.
 A payload that is not an envelope of ours (malformed, or a foreign publisher on our topics) is
 logged once per table and topic, escaped, and skipped. Every second, tables with a ``seq`` gap
-(:class:`~bridge.relay.game.Gaps`), or with a game joined under way whose earlier events this
-relay never got (:class:`~bridge.relay.game.Backfill`), are asked for a ``replay``.
+(:class:`~bridge.relay.gaps.Gaps`), or with a game joined under way whose earlier events this
+relay never got (:class:`~bridge.relay.gaps.Backfill`), are asked for a ``replay``.
 """
 
 from __future__ import annotations

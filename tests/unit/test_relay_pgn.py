@@ -9,7 +9,9 @@ import chess.pgn
 import msgspec
 import pytest
 
-from bridge.relay.game import GAP_GRACE, Gaps, RelayTable, split_game
+from bridge.relay.game import RelayTable
+from bridge.relay.gaps import GAP_GRACE, Gaps
+from bridge.relay.parts import split_game
 from bridge.relay.pgn import Broadcast, comment, format_clock, table_pgn, tag, termination
 from bridge.relay.room import Room
 from bridge.views.model import PayloadError
