@@ -19,27 +19,30 @@ the arbiters' page need and a snapshot does not carry:
   headers and comments (:mod:`bridge.relay.pgn`). An arbiter's ``set_position`` starts a part
   too.
 
-How the position after an illegal move is found, from what the table publishes. The table's
-``illegal_move_stood`` alert comes just before the reply that made the move stand; it gives the
-position the illegal move left (``details.fen``), the position before it (``fen_before``), the
-move (``details.move``, ``None`` for a press without a move) and who made it, and its ``ply`` is
-the ply of that position (the reply is the next one). The moves are replayed from the start with
-python-chess; the move of the ply after a known ``illegal_move_stood`` starts a new part from
-that position (moves recorded for the illegal ply are dropped from the part before: the engine
-took them back). Then the table's ``game`` snapshot restarts from that position (its
-``start_fen``): the parts already split off are kept.
+Every position a part starts from is one the table published; the relay never rebuilds one.
+The table's ``illegal_move_stood`` alert comes just before the reply that made the move stand;
+it gives the position the illegal move left (``details.fen``), the position before it
+(``fen_before``), the move (``details.move``, ``None`` for a press without a move) and who made
+it, and its ``ply`` is the ply of that position (the reply is the next one). The moves are
+replayed from the start with python-chess; the move of the ply after a known
+``illegal_move_stood`` starts a new part from that position (moves recorded for the illegal ply
+are dropped from the part before: the engine took them back). Then the table's ``game``
+snapshot restarts from that position (its ``start_fen``, with the alert among its open ones):
+the parts already split off are kept. A snapshot that restarts from a position no alert
+explains is a position set by the arbiter, until an ``illegal_move_stood`` alert for it comes
+(a replay brings it back): then the part is the illegal move's, as if it had come in order.
 
-Without that alert (a payload lost), a move that is not legal where it stands is either the
-illegal move itself (its piece is the mover's: the position is the board after it) or the first
-move from the irregular position, which is then the position after that move (its ``fen``) with
-the move taken back; the squares the engine named in its ``illegal_move`` alert tell whether
-the square the move captured on was touched by the illegal move.
+A move that cannot be placed where the game stands (the reply to an illegal move whose alert
+was lost, a move after a ply that never came) waits, with every move after it, for the payload
+that gives the position it was played from: the relay asks the table for a ``replay``
+(:class:`~bridge.relay.gaps.Wanted`: after a grace, a few times, some seconds apart) and
+meanwhile shows the game up to it. The snapshot that follows every move usually brings the
+position before that. A move python-chess does not play at all, when a snapshot showed the
+position after it, was the irregular move itself: the game goes on from that position.
 
-:class:`Gaps` notices payloads that never came (a ``seq`` skipped for longer than
-:data:`GAP_GRACE`), so that the shell asks the table for a ``replay``. :class:`Backfill` does the
-same for a game this relay joined under way: its moves known only from the snapshot have no
-clock times, so the table is asked to replay the game's earlier events (its journal is bounded:
-what it no longer holds stays unknown).
+:class:`~bridge.relay.gaps.Gaps` notices payloads that never came, and
+:class:`~bridge.relay.gaps.Backfill` the earlier events of a game joined under way (moves known
+only from the snapshot have no clock times): both ask the table for a ``replay`` too.
 
 Time: every entry point takes ``received`` (the relay's clock when the payload arrived), never
 reads a clock.
@@ -49,8 +52,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import replace
-from typing import Final
+from dataclasses import dataclass, replace
+from typing import Final, TypeVar
 
 import chess
 import msgspec
@@ -62,6 +65,7 @@ from bridge.relay.gaps import (
     BACKFILL_WAIT,
     Backfill,
     Gaps,
+    Wanted,
 )
 from bridge.relay.notes import (
     NOTED_ALERTS,
@@ -75,7 +79,7 @@ from bridge.relay.notes import (
     stood_lead,
     stood_move,
 )
-from bridge.relay.parts import Part, PlyMove, replace_ending, same, split_game
+from bridge.relay.parts import Part, PlyMove, replace_ending, same, same_pieces, split_game
 from bridge.views.model import PayloadError, TableView
 from bridge.wire import payloads
 from bridge.wire.commands import Response
@@ -95,6 +99,8 @@ class RelayTable:
         self.table = table
         self.view = TableView(table)
         self.gaps = Gaps()
+        self.wanted = Wanted()
+        """A position the moves wait for, and the replays asked for it."""
         self.version = 0
         """Bumped on every change; caches of the PGN and the page key on it."""
         self._reset()
@@ -114,11 +120,19 @@ class RelayTable:
         self._final: dict[int, float] = {}
         self._moved_at: dict[int, float] = {}
         self._notes: list[Note] = []
-        self._squares: dict[int, tuple[str, ...]] = {}  # ply of an illegal move -> squares
+        self._snapshot_fens: dict[int, str] = {}  # ply -> a snapshot's FEN after its last move
         self._illegal_articles: dict[int, str] = {}
         self._stood: dict[int, StoodMove] = {}  # ply of the reply -> the illegal move it let stand
         self._generation_since = 0.0
         self._generation_lead: tuple[str, ...] = ()
+        self._unexplained: str | None = None
+        """The start of a snapshot's restart that no alert explained yet (shown as set by the
+        arbiter); an ``illegal_move_stood`` alert for it, come late, makes it that move's part."""
+        self._stash: _Stash | None = None
+        self._waiting: tuple[MoveRecord, int] | None = None
+        """The move that waits for the position it was played from, and the last ply placed."""
+        self._doubt = False
+        """The last payloads may have left a move waiting (:meth:`needs_due` looks then)."""
         self._senders: dict[str, str] = {}
         self._cache: tuple[int, list[Part]] | None = None
         self._heard: set[int] = set()  # plies of this game whose move event came
@@ -154,6 +168,7 @@ class RelayTable:
         before_game = view.game_id
         before_start = view.start_fen
         before_moves = list(view.moves)
+        before_position = view.position
         earlier = self.parts_now() if envelope.type == "game" else None
         response = _response(envelope) if envelope.type == "response" else None
         applied = view.apply(envelope)
@@ -187,7 +202,45 @@ class RelayTable:
             raise PayloadError(f"{envelope.type} payload seq {envelope.seq}: {exc}") from exc
         self.version += 1
         self._cache = None
+        if not self._doubt:
+            self._doubt = self._may_wait(envelope, before_start, before_moves, before_position)
         return True
+
+    def _may_wait(
+        self,
+        envelope: Envelope,
+        start: str | None,
+        moves: list[MoveRecord],
+        position: chess.Board | None,
+    ) -> bool:
+        """Whether the payload just folded may leave a move waiting for its position (cheap:
+        a move that follows the last one legally, or a snapshot that changes no move, cannot)."""
+        view = self.view
+        match envelope.type:
+            case "move":
+                last = moves[-1] if moves else None
+                new, now = view.last_move, view.position
+                if last is None or new is None or position is None or now is None:
+                    return True
+                if new.ply != last.ply + 1 or len(view.moves) != len(moves) + 1:
+                    return True
+                try:
+                    move = chess.Move.from_uci(new.uci)
+                except ValueError:
+                    return True
+                if not position.is_legal(move):
+                    return True
+                reached = position.copy(stack=False)
+                reached.push(move)
+                return reached.turn != now.turn or not same_pieces(reached, now)
+            case "game":
+                return view.start_fen != start or [(m.ply, m.uci) for m in view.moves] != [
+                    (m.ply, m.uci) for m in moves
+                ]
+            case "alert" | "response":
+                return True
+            case _:
+                return False
 
     def _fold(
         self,
@@ -249,9 +302,6 @@ class RelayTable:
         if not any(entry.alert == data for entry in self.alerts):
             self.alerts.append(LoggedAlert(envelope.seq, data, received))
         if data.kind == "illegal_move":
-            squares = data.details.get("squares")
-            if isinstance(squares, list):
-                self._squares[data.ply] = tuple(str(s) for s in squares)
             self._illegal_articles[data.ply] = data.article
         self._note_stood(data)
         if data.kind in NOTED_ALERTS:
@@ -261,8 +311,15 @@ class RelayTable:
 
     def _note_stood(self, alert: AlertData) -> None:
         stood = stood_move(alert) if alert.kind == "illegal_move_stood" else None
-        if stood is not None:
-            self._stood[alert.ply + 1] = stood
+        if stood is None:
+            return
+        self._stood[alert.ply + 1] = stood
+        if self._unexplained is not None and same(stood.fen, self._unexplained):
+            # The snapshot's restart came first (the alert was lost, and replayed): it was
+            # this illegal move's, not a position set by the arbiter.
+            self._unexplained = None
+            self._stood_generation(stood)
+            self._restore()
 
     def _on_result(self, received: float) -> None:
         if self.result_at is None:
@@ -286,6 +343,8 @@ class RelayTable:
             self._new_generation(start, earlier, received)
         elif start is not None and same(before_start or chess.STARTING_FEN, start):
             self._rewrite(seq, before_moves, view.moves)
+        if view.moves and view.fen is not None:
+            self._snapshot_fens[view.moves[-1].ply] = view.fen  # the position after its last
         if self.backfill is None:
             unheard = len(self.unheard())
             reach = BACKFILL_PER_PLY * unheard + BACKFILL_SLACK
@@ -334,6 +393,7 @@ class RelayTable:
         for ply in [p for p in self._fens if p >= first and self._move_seq.get(p, -1) < seq]:
             del self._fens[ply]
             self._move_seq.pop(ply, None)
+        _cut(self._snapshot_fens, first)
         for ply in [p for p in self._clocks if p > end and self._clocks[p][0] < seq]:
             del self._clocks[ply]
         for table in (self._final, self._moved_at):
@@ -346,6 +406,7 @@ class RelayTable:
         continued = next(
             (i for i in range(len(keep) - 1, -1, -1) if same(keep[i].start_fen, start)), None
         )
+        self._unexplained, self._stash = None, None
         if continued is not None:  # the engine restarted from a part we had already split off
             self.parts = keep[:continued]
             self._generation_lead = keep[continued].lead
@@ -355,21 +416,55 @@ class RelayTable:
         self.parts = keep
         self._generation_since = received
         if stood is not None:  # its reply was not seen before the snapshot: the same words
-            if keep:
-                ending = stood_ending(stood.label(), stood.article, len(keep) + 1)
-                kept = tuple(m for m in keep[-1].moves if m.ply < stood.ply)  # none taken back
-                keep[-1] = replace(keep[-1], moves=kept, ending=ending)
-            self._generation_lead = (stood_lead(stood.label(), len(keep) + 1),)
+            self._stood_generation(stood)
             return  # the plies go on: what is known of them is this part's
-        lead = "The game continues from a position set by the arbiter"
         if keep:
-            keep[-1] = replace_ending(keep[-1], lead)
-        self._generation_lead = (lead,)
+            keep[-1] = replace_ending(keep[-1], SET_LEAD)
+        self._generation_lead = (SET_LEAD,)
+        self._unexplained = start
+        # What is known of the plies from ``first`` on was the earlier position's; kept aside
+        # in case an alert, come late, shows the game went on (an illegal move that stood).
         first = chess.Board(start).ply() + 1
-        for table in (self._clocks, self._fens, self._final, self._moved_at, self._move_seq):
-            for ply in [p for p in table if p >= first]:
-                del table[ply]
+        self._stash = _Stash(
+            clocks=_cut(self._clocks, first),
+            fens=_cut(self._fens, first),
+            snapshot_fens=_cut(self._snapshot_fens, first),
+            final=_cut(self._final, first),
+            moved_at=_cut(self._moved_at, first),
+            move_seq=_cut(self._move_seq, first),
+            notes=[n for n in self._notes if n.after >= first - 1],
+        )
         self._notes = [n for n in self._notes if n.after < first - 1]
+
+    def _stood_generation(self, stood: StoodMove) -> None:
+        """The current stretch began where the illegal move ``stood`` left the game."""
+        keep = self.parts
+        if keep:
+            ending = stood_ending(stood.label(), stood.article, len(keep) + 1)
+            # Its penalty was never given: the note goes, with any move taken back.
+            penalty = {
+                n.text for n in self._notes if n.kind == "illegal_move" and n.ply == stood.ply
+            }
+            kept = tuple(
+                replace(m, notes=tuple(t for t in m.notes if t not in penalty))
+                for m in keep[-1].moves
+                if m.ply < stood.ply
+            )
+            keep[-1] = replace(keep[-1], moves=kept, ending=ending)
+        self._generation_lead = (stood_lead(stood.label(), len(keep) + 1),)
+
+    def _restore(self) -> None:
+        """What :meth:`_new_generation` kept aside was this stretch's after all."""
+        stash, self._stash = self._stash, None
+        if stash is None:
+            return
+        _put_back(self._clocks, stash.clocks)
+        _put_back(self._fens, stash.fens)
+        _put_back(self._snapshot_fens, stash.snapshot_fens)
+        _put_back(self._final, stash.final)
+        _put_back(self._moved_at, stash.moved_at)
+        _put_back(self._move_seq, stash.move_seq)
+        self._notes += [n for n in stash.notes if n not in self._notes]
 
     def _on_response(self, seq: int, suffix: str, response: Response, received: float) -> None:
         command = suffix.rpartition("/")[2]
@@ -410,6 +505,9 @@ class RelayTable:
                     p for p in self._fens if p >= ply and self._move_seq.get(p, -1) < seq
                 ]:
                     del self._fens[stale]
+                _cut(self._snapshot_fens, ply)
+            if command == "set_position" and self._unexplained is not None:
+                self._unexplained, self._stash = None, None  # the arbiter's indeed
             self._notes.append(Note(at, summary, command, at))
 
     # -- a game joined under way -----------------------------------------------------------
@@ -464,6 +562,45 @@ class RelayTable:
         backfill.from_seq = max(oldest, backfill.from_seq - reach)
         backfill.asked_at = None  # due at once
 
+    # -- a position no payload gave ------------------------------------------------------
+
+    def waiting(self) -> MoveRecord | None:
+        """The move that waits for the position it was played from (none of the payloads this
+        relay has gives it), with every move after it; ``None``: every move is placed."""
+        if self._doubt and (self._cache is None or self._cache[0] != self.version):
+            self.parts_now()  # works out what waits
+            self._doubt = self._waiting is not None
+        return None if self._waiting is None else self._waiting[0]
+
+    def needs_due(self, now: float) -> int | None:
+        """The ``from_seq`` of a replay to ask for the position a move waits for, or ``None``.
+
+        Asked :data:`~bridge.relay.gaps.ASK_TIMES` times at most, some seconds apart, after a
+        grace for the table's next snapshot (:class:`~bridge.relay.gaps.Wanted`).
+        """
+        record = self.waiting()
+        if record is None or self._waiting is None:
+            self.wanted.lacks(None, 0, now)
+            return None
+        placed = self._waiting[1]
+        key = (self.view.game_id, record.ply, record.uci)
+        since = min(now, self._moved_at.get(record.ply, now))  # when its move came
+        self.wanted.lacks(key, self._need_from(record, placed), since)
+        return self.wanted.due(now)
+
+    def needs_asked(self, now: float) -> None:
+        """The replay :meth:`needs_due` gave was asked."""
+        self.wanted.asked(now)
+
+    def _need_from(self, waiting: MoveRecord, placed: int) -> int:
+        """Where a replay that can bring what is missing before ``waiting`` starts: after the
+        event of the last move placed, else about as far back as the plies missing take."""
+        seq = self._move_seq.get(placed)
+        if seq is not None:
+            return seq + 1
+        top = self._move_seq.get(waiting.ply, self.gaps.high or 0)
+        return max(0, top - BACKFILL_PER_PLY * (waiting.ply - placed) - BACKFILL_SLACK)
+
     # -- what the broadcast shows ------------------------------------------------------------
 
     @property
@@ -492,15 +629,23 @@ class RelayTable:
     def _current_parts(self) -> list[Part]:
         view = self.view
         start = view.start_fen
+        self._waiting = None
         if start is None:
             opening = view.moves[0] if view.moves else None
             if opening is not None and (opening.ply, opening.color) != (1, "white"):
-                return []  # no snapshot yet, and the game did not start from the usual position
+                # No snapshot yet, and the game did not start from the usual position: its
+                # start (or the moves before) will come.
+                self._waiting = (opening, 0)
+                return []
             start = chess.STARTING_FEN
         try:
-            splits = split_game(start, view.moves, self._fens, self._squares, self._stood)
+            splits = split_game(start, view.moves, self._fens, self._stood, self._snapshot_fens)
         except ValueError:
             return []  # a start position python-chess refuses: nothing to show
+        waiting = splits[-1].waiting
+        if waiting is not None:
+            placed = [record.ply for split in splits for record, _ in split.moves]
+            self._waiting = (waiting, max(placed, default=chess.Board(start).ply()))
         notes: dict[int, list[Note]] = {}
         for note in self._notes:
             notes.setdefault(note.after, []).append(note)
@@ -559,6 +704,33 @@ class RelayTable:
 
 _EVENTS: Final = frozenset({"move", "clock", "alert", "result", "touch"})
 """Payload types that belong to one game (the game's id in their envelope)."""
+
+SET_LEAD: Final = "The game continues from a position set by the arbiter"
+
+_V = TypeVar("_V")
+
+
+@dataclass(frozen=True, slots=True)
+class _Stash:
+    """What was known of the plies a restart from an unexplained position cut off."""
+
+    clocks: dict[int, tuple[int, int]]
+    fens: dict[int, str]
+    snapshot_fens: dict[int, str]
+    final: dict[int, float]
+    moved_at: dict[int, float]
+    move_seq: dict[int, int]
+    notes: list[Note]
+
+
+def _cut(table: dict[int, _V], first: int) -> dict[int, _V]:
+    """Take the entries of plies from ``first`` on out of ``table``; they are returned."""
+    return {ply: table.pop(ply) for ply in [p for p in table if p >= first]}
+
+
+def _put_back(table: dict[int, _V], stashed: Mapping[int, _V]) -> None:
+    for ply, value in stashed.items():
+        table.setdefault(ply, value)
 
 
 def _shown(note: Note, stood: set[int]) -> bool:

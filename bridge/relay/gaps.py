@@ -125,3 +125,53 @@ class Backfill:
     asked_at: float | None = None
     done: bool = False
     reached_start: bool = False
+
+
+# --- a position no payload gave -------------------------------------------------------------
+
+ASK_GRACE: Final = GAP_GRACE
+"""Seconds the relay waits for what it lacks to come by itself (the table's next snapshot
+follows each move within a second) before asking."""
+
+ASK_TIMES: Final = 3
+"""Replays asked at most for one thing the relay lacks; then it waits for the table's next
+payloads (a snapshot, a later move) without asking again."""
+
+ASK_INTERVAL: Final = 10.0
+"""Seconds between two replays asked for the same thing."""
+
+
+@dataclass(slots=True)
+class Wanted:
+    """What the relay lacks to place a table's moves, and the replays asked for it.
+
+    ``key`` names what is lacking (the game and the move that waits for the position it was
+    played from); ``None``: nothing. A replay is due :data:`ASK_GRACE` after it was first
+    noticed, then every :data:`ASK_INTERVAL`, :data:`ASK_TIMES` times at most. Something else
+    lacking starts the count again.
+    """
+
+    key: tuple[object, ...] | None = None
+    from_seq: int = 0
+    noticed: float = 0.0
+    times: int = 0
+    asked_at: float | None = None
+
+    def lacks(self, key: tuple[object, ...] | None, from_seq: int, since: float) -> None:
+        """What is lacking (``None``: nothing), where a replay would bring it, and since when."""
+        if key != self.key:
+            self.key, self.noticed, self.times, self.asked_at = key, since, 0, None
+        self.from_seq = from_seq
+
+    def due(self, now: float) -> int | None:
+        """The ``from_seq`` of a replay to ask for now, or ``None``."""
+        if self.key is None or self.times >= ASK_TIMES or now < self.noticed + ASK_GRACE:
+            return None
+        if self.asked_at is not None and now < self.asked_at + ASK_INTERVAL:
+            return None
+        return self.from_seq
+
+    def asked(self, now: float) -> None:
+        """The replay :meth:`due` gave was asked."""
+        self.times += 1
+        self.asked_at = now

@@ -82,22 +82,32 @@ class Split:
     first_ply: int | None = None
     article: str | None = None
     """The article under which it stood, when the table said."""
+    waiting: MoveRecord | None = None
+    """On the last split: the move that could not be placed after it, for want of the position
+    it was played from (no payload gave it yet); the moves from it on wait for one."""
 
 
 def split_game(
     start_fen: str,
     moves: Sequence[MoveRecord],
     fens_after: Mapping[int, str],
-    squares: Mapping[int, Sequence[str]],
     stood: Mapping[int, StoodMove] | None = None,
+    shown: Mapping[int, str] | None = None,
 ) -> list[Split]:
     """The moves in parts that legal moves connect (SAN recomputed by python-chess).
 
-    ``fens_after`` is the position after a ply when a ``move`` event gave it; ``squares`` are
-    the squares an ``illegal_move`` alert of a ply named; ``stood`` the illegal moves that stood,
-    by the ply of the reply. A move that cannot be placed (neither legal, nor the reply to an
-    illegal move that stood, nor the illegal move itself, nor a move from a position that can be
-    found) ends the list: what follows waits for the table's next snapshot.
+    Every position a part starts from is one the table published: ``stood`` are the illegal
+    moves that stood, by the ply of the reply (their ``illegal_move_stood`` alert gives the
+    position the illegal move left); ``shown`` the position a ``game`` snapshot showed after its
+    last move, by that move's ply. ``fens_after`` is the position after a ply when a ``move``
+    event gave it: a legal move that does not lead there was played from another position.
+
+    A move that python-chess does not play from where the game stands starts a new part only
+    when a payload gives the position it leads to (a snapshot showed it as the position after
+    that move: the move itself was the irregular one). Any other move that cannot be placed
+    (the position it was played from is in no payload yet: a reply whose ``illegal_move_stood``
+    alert was lost, a ply that never came) ends the list as the last split's ``waiting``: the
+    relay asks the table for what is missing and never guesses the position.
 
     Raises:
         ValueError: ``start_fen`` is not a position.
@@ -108,6 +118,7 @@ def split_game(
         try:
             move = chess.Move.from_uci(record.uci)
         except ValueError:
+            splits[-1].waiting = record
             break
         after = fens_after.get(record.ply)
         known = None if stood is None else stood.get(record.ply)
@@ -120,28 +131,26 @@ def split_game(
             splits[-1].moves = [m for m in splits[-1].moves if m[0].ply < known.ply]
             splits.append(part)
             continue
-        if board.is_legal(move) and _leads_to(board, move, after):
+        legal = board.is_legal(move)
+        if legal and _leads_to(board, move, after):
             splits[-1].moves.append((record, board.san(move)))
             board.push(move)
             continue
+        left = None if shown is None else shown.get(record.ply)
+        if legal or left is None or record.ply != board.ply() + 1:
+            splits[-1].waiting = record
+            break
+        # The table's snapshot showed the position after this move, which python-chess does
+        # not play from here: the move itself was the irregular one; the game goes on from it.
         mover = "White" if board.turn == chess.WHITE else "Black"
-        ply = board.ply() + 1
-        label = f"{move_number(ply)}{'.' if board.turn == chess.WHITE else '...'}"
-        before = position_before(record, move, after, board, _squares_near(squares, ply))
-        if before is not None:
-            what = describe_change(board, before)
-            part = Split(before.fen(), stood_ply=ply, first_ply=record.ply)
-            part.moves.append((record, before.san(move)))
-            board = before
-            board.push(move)
-        else:
-            pushed = _pushed_anyway(board, move, after)
-            if pushed is None:
-                break
-            what = describe_move(board, move)
-            part = Split(pushed.fen(), stood_ply=ply, first_ply=record.ply + 1)
-            board = pushed
-        part.illegal = f"{label} {what} by {mover}"
+        label = f"{move_number(record.ply)}{'.' if board.turn == chess.WHITE else '...'}"
+        part = Split(
+            chess.Board(left).fen(),
+            illegal=f"{label} {describe_move(board, move)} by {mover}",
+            stood_ply=record.ply,
+            first_ply=record.ply + 1,
+        )
+        board = chess.Board(part.start_fen)
         splits.append(part)
     return splits
 
@@ -165,20 +174,6 @@ def _after_stood(
     return part, board
 
 
-def _squares_near(squares: Mapping[int, Sequence[str]], ply: int) -> set[chess.Square]:
-    for at in (ply, ply - 1, ply + 1):
-        named = squares.get(at)
-        if named is not None:
-            out: set[chess.Square] = set()
-            for name in named:
-                try:
-                    out.add(chess.parse_square(name))
-                except ValueError:
-                    continue
-            return out
-    return set()
-
-
 def _leads_to(board: chess.Board, move: chess.Move, after: str | None) -> bool:
     if after is None:
         return True
@@ -187,120 +182,10 @@ def _leads_to(board: chess.Board, move: chess.Move, after: str | None) -> bool:
     return same(reached.fen(), after)
 
 
-def _pushed_anyway(board: chess.Board, move: chess.Move, after: str | None) -> chess.Board | None:
-    """The board after ``move`` played although illegal (its piece is the mover's), or ``None``."""
-    piece = board.piece_at(move.from_square)
-    target = board.piece_at(move.to_square)
-    if piece is None or piece.color != board.turn or (target and target.color == board.turn):
-        return None
-    pushed = board.copy(stack=False)
-    pushed.push(move)
-    if after is not None and not same(pushed.fen(), after):
-        try:
-            pushed = chess.Board(after)
-        except ValueError:
-            return None
-    pushed.castling_rights = pushed.clean_castling_rights()
-    return pushed
-
-
-def position_before(
-    record: MoveRecord,
-    move: chess.Move,
-    after: str | None,
-    game: chess.Board,
-    touched: set[chess.Square],
-) -> chess.Board | None:
-    """The irregular position ``move`` was played from, rebuilt from the position after it.
-
-    ``game`` is the position before the illegal move; ``touched`` the squares its alert named.
-    ``None`` when it cannot be rebuilt for sure (e.g. the captured piece is unknown).
-    """
-    if after is None:
-        return None
-    try:
-        reached = chess.Board(after)
-    except ValueError:
-        return None
-    mover = not reached.turn
-    piece = reached.piece_at(move.to_square)
-    if piece is None or piece.color != mover:
-        return None
-    moved = chess.Piece(chess.PAWN, mover) if move.promotion else piece
-    before = reached.copy(stack=False)
-    before.turn = mover
-    before.ep_square = None
-    before.remove_piece_at(move.to_square)
-    before.set_piece_at(move.from_square, moved)
-    file_from, file_to = chess.square_file(move.from_square), chess.square_file(move.to_square)
-    if moved.piece_type == chess.KING and abs(file_from - file_to) == 2:
-        rank = chess.square_rank(move.from_square)
-        rook_from, rook_to = (7, 5) if file_to == 6 else (0, 3)
-        rook = before.remove_piece_at(chess.square(rook_to, rank))
-        if rook is None:
-            return None
-        before.set_piece_at(chess.square(rook_from, rank), rook)
-    if "x" in record.san:
-        victim = game.piece_at(move.to_square)
-        if move.to_square in touched:
-            victim = _arrived(game, reached, touched, move.to_square)
-            if victim is None:
-                return None
-            before.set_piece_at(move.to_square, victim)
-        elif victim is not None and victim.color != mover:
-            before.set_piece_at(move.to_square, victim)
-        elif moved.piece_type == chess.PAWN and file_from != file_to and victim is None:
-            passed = chess.square(file_to, chess.square_rank(move.from_square))
-            before.set_piece_at(passed, chess.Piece(chess.PAWN, not mover))
-            before.ep_square = move.to_square
-        else:
-            return None
-    before.castling_rights = game.castling_rights
-    before.castling_rights = before.clean_castling_rights()
-    before.halfmove_clock = 0
-    before.fullmove_number = move_number(record.ply)
-    if before.board_fen() == game.board_fen() or not before.is_legal(move):
-        return None
-    check = before.copy(stack=False)
-    check.push(move)
-    return before if check.board_fen() == reached.board_fen() else None
-
-
-def _arrived(
-    game: chess.Board, reached: chess.Board, touched: set[chess.Square], square: chess.Square
-) -> chess.Piece | None:
-    """The piece the illegal move put on ``square``: the one that left the other touched square.
-
-    Known only when the illegal move touched two squares and one of the mover's pieces left the
-    other (and it is still empty after the reply); ``None`` otherwise.
-    """
-    others = touched - {square}
-    if len(others) != 1:
-        return None
-    (other,) = others
-    piece = game.piece_at(other)
-    if piece is None or piece.color != game.turn or reached.piece_at(other) is not None:
-        return None
-    return piece
-
-
-def describe_change(game: chess.Board, irregular: chess.Board) -> str:
-    """What the illegal move did: ``Bf1-c5`` when one piece moved, else the squares."""
-    mover = game.turn
-    left = [
-        sq
-        for sq in chess.SQUARES
-        if (p := game.piece_at(sq)) and p.color == mover and irregular.piece_at(sq) != p
-    ]
-    arrived = [
-        sq
-        for sq in chess.SQUARES
-        if (p := irregular.piece_at(sq)) and p.color == mover and game.piece_at(sq) != p
-    ]
-    if len(left) == 1 and len(arrived) == 1:
-        return describe_move(game, chess.Move(left[0], arrived[0]))
-    changed = sorted(
-        {*left, *arrived}
-        | {sq for sq in chess.SQUARES if game.piece_at(sq) != irregular.piece_at(sq)}
+def same_pieces(one: chess.BaseBoard, other: chess.BaseBoard) -> bool:
+    """Whether two boards have the same pieces on the same squares (cheaper than their FENs)."""
+    return all(
+        one.pieces_mask(kind, color) == other.pieces_mask(kind, color)
+        for kind in chess.PIECE_TYPES
+        for color in chess.COLORS
     )
-    return "(" + ", ".join(chess.square_name(sq) for sq in changed) + " changed)"
