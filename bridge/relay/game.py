@@ -132,7 +132,7 @@ class RelayTable:
         self._waiting: tuple[MoveRecord, int] | None = None
         """The move that waits for the position it was played from, and the last ply placed."""
         self._doubt = False
-        """The last payloads may have left a move waiting (:meth:`needs_due` looks then)."""
+        """The last payloads may have left a move waiting (:meth:`waiting` looks then)."""
         self._senders: dict[str, str] = {}
         self._cache: tuple[int, list[Part]] | None = None
         self._heard: set[int] = set()  # plies of this game whose move event came
@@ -199,6 +199,7 @@ class RelayTable:
             # position python-chess refuses, say): skipped like any malformed payload.
             self.version += 1
             self._cache = None
+            self._doubt = True
             raise PayloadError(f"{envelope.type} payload seq {envelope.seq}: {exc}") from exc
         self.version += 1
         self._cache = None
@@ -567,8 +568,8 @@ class RelayTable:
     def waiting(self) -> MoveRecord | None:
         """The move that waits for the position it was played from (none of the payloads this
         relay has gives it), with every move after it; ``None``: every move is placed."""
-        if self._doubt and (self._cache is None or self._cache[0] != self.version):
-            self.parts_now()  # works out what waits
+        if self._doubt or self._waiting is not None:
+            self.parts_now()  # works out what waits (cached while nothing changed)
             self._doubt = self._waiting is not None
         return None if self._waiting is None else self._waiting[0]
 

@@ -4,7 +4,9 @@
 :data:`GAP_GRACE`), so that the shell asks the table for a ``replay``. :class:`Backfill` does the
 same for a game this relay joined under way: its moves known only from the snapshot have no
 clock times, so the table is asked to replay the game's earlier events (its journal is bounded:
-what it no longer holds stays unknown).
+what it no longer holds stays unknown). :class:`Wanted` is for a move that cannot be placed: the
+position it was played from is in no payload the relay has (the relay never guesses one), so
+the table is asked for a ``replay`` of the events before it, a few times at most.
 
 Time: every method takes ``now`` (the relay's clock), never reads a clock.
 """
