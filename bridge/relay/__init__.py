@@ -2,6 +2,9 @@
 
 Pure parts (no I/O, no clock: time comes in as a parameter): :mod:`~bridge.relay.game` (one
 table's game folded from its payloads, on top of the views' ``TableView``),
+:mod:`~bridge.relay.parts` (the game in parts from the positions the table published),
+:mod:`~bridge.relay.gaps` (what the relay lacks and the replays it asks for),
+:mod:`~bridge.relay.notes` (the comments and the alert and action history),
 :mod:`~bridge.relay.pgn` (the PGN text), :mod:`~bridge.relay.room` (all the tables of a round,
 the cached round PGN with its ETag), :mod:`~bridge.relay.page` (what the page shows, as JSON),
 :mod:`~bridge.relay.auth` (sign-in checks and their rate limit).

@@ -19,27 +19,30 @@ the arbiters' page need and a snapshot does not carry:
   headers and comments (:mod:`bridge.relay.pgn`). An arbiter's ``set_position`` starts a part
   too.
 
-How the position after an illegal move is found, from what the table publishes. The table's
-``illegal_move_stood`` alert comes just before the reply that made the move stand; it gives the
-position the illegal move left (``details.fen``), the position before it (``fen_before``), the
-move (``details.move``, ``None`` for a press without a move) and who made it, and its ``ply`` is
-the ply of that position (the reply is the next one). The moves are replayed from the start with
-python-chess; the move of the ply after a known ``illegal_move_stood`` starts a new part from
-that position (moves recorded for the illegal ply are dropped from the part before: the engine
-took them back). Then the table's ``game`` snapshot restarts from that position (its
-``start_fen``): the parts already split off are kept.
+Every position a part starts from is one the table published; the relay never rebuilds one.
+The table's ``illegal_move_stood`` alert comes just before the reply that made the move stand;
+it gives the position the illegal move left (``details.fen``), the position before it
+(``fen_before``), the move (``details.move``, ``None`` for a press without a move) and who made
+it, and its ``ply`` is the ply of that position (the reply is the next one). The moves are
+replayed from the start with python-chess; the move of the ply after a known
+``illegal_move_stood`` starts a new part from that position (moves recorded for the illegal ply
+are dropped from the part before: the engine took them back). Then the table's ``game``
+snapshot restarts from that position (its ``start_fen``, with the alert among its open ones):
+the parts already split off are kept. A snapshot that restarts from a position no alert
+explains is a position set by the arbiter, until an ``illegal_move_stood`` alert for it comes
+(a replay brings it back): then the part is the illegal move's, as if it had come in order.
 
-Without that alert (a payload lost), a move that is not legal where it stands is either the
-illegal move itself (its piece is the mover's: the position is the board after it) or the first
-move from the irregular position, which is then the position after that move (its ``fen``) with
-the move taken back; the squares the engine named in its ``illegal_move`` alert tell whether
-the square the move captured on was touched by the illegal move.
+A move that cannot be placed where the game stands (the reply to an illegal move whose alert
+was lost, a move after a ply that never came) waits, with every move after it, for the payload
+that gives the position it was played from: the relay asks the table for a ``replay``
+(:class:`~bridge.relay.gaps.Wanted`: after a grace, a few times, some seconds apart) and
+meanwhile shows the game up to it. The snapshot that follows every move usually brings the
+position before that. A move python-chess does not play at all, when a snapshot showed the
+position after it, was the irregular move itself: the game goes on from that position.
 
-:class:`Gaps` notices payloads that never came (a ``seq`` skipped for longer than
-:data:`GAP_GRACE`), so that the shell asks the table for a ``replay``. :class:`Backfill` does the
-same for a game this relay joined under way: its moves known only from the snapshot have no
-clock times, so the table is asked to replay the game's earlier events (its journal is bounded:
-what it no longer holds stays unknown).
+:class:`~bridge.relay.gaps.Gaps` notices payloads that never came, and
+:class:`~bridge.relay.gaps.Backfill` the earlier events of a game joined under way (moves known
+only from the snapshot have no clock times): both ask the table for a ``replay`` too.
 
 Time: every entry point takes ``received`` (the relay's clock when the payload arrived), never
 reads a clock.
@@ -48,254 +51,42 @@ reads a clock.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Final
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Final, TypeVar
 
 import chess
 import msgspec
 
-from bridge.views.model import PayloadError, TableView, format_seconds, move_number
+from bridge.relay.gaps import (
+    BACKFILL_PER_PLY,
+    BACKFILL_ROUNDS,
+    BACKFILL_SLACK,
+    BACKFILL_WAIT,
+    Backfill,
+    Gaps,
+    Wanted,
+)
+from bridge.relay.notes import (
+    NOTED_ALERTS,
+    LoggedAction,
+    LoggedAlert,
+    Note,
+    StoodMove,
+    action_summary,
+    alert_note,
+    stood_ending,
+    stood_lead,
+    stood_move,
+)
+from bridge.relay.parts import Part, PlyMove, replace_ending, same, same_pieces, split_game
+from bridge.views.model import PayloadError, TableView
 from bridge.wire import payloads
 from bridge.wire.commands import Response
 from bridge.wire.payloads import AlertData, ClockData, Envelope, MoveData, MoveRecord
 
-GAP_GRACE: Final = 3.0
-"""Seconds a skipped ``seq`` may still arrive (out of order after a reconnect) before a replay.
-
-After a reconnect the daemon sends its ``online`` status and then drains what it queued while
-offline, so payloads with lower ``seq`` come a moment after higher ones.
-"""
-
-REPLAY_INTERVAL: Final = 10.0
-"""Seconds between two replays asked of the same table."""
-
-BACKFILL_PER_PLY: Final = 6
-"""Payloads a ply usually makes (its touches, the move, the clock press): how far back, per move
-known only from a snapshot, the first replay of a game joined under way reaches."""
-
-BACKFILL_SLACK: Final = 20
-"""Payloads more than that (alerts, responses, the table's status)."""
-
-BACKFILL_ROUNDS: Final = 4
-"""Replays asked at most for one game joined under way; each reaches twice as far back."""
-
-BACKFILL_WAIT: Final = 30.0
-"""Seconds to wait for a replay's response before asking again (one of the rounds)."""
-
-NOTED_ALERTS: Final = frozenset({"illegal_move", "incorrect_claim", "press_without_move"})
-"""Alerts that change the course of the game (a penalty): they become PGN comments.
-
-The others (touch-move, castling rook first, released piece moved on, displaced pieces, a clock
-not pressed) are for the arbiters: the broadcast does not judge what only an arbiter decides.
-"""
-
 _GAME_DATE: Final = re.compile(r"-(\d{4})(\d{2})(\d{2})T\d{6}Z(?:-\d+)?$")
 """A game id as the daemon makes them: ``{table}-YYYYMMDDTHHMMSSZ`` (``-2`` for a second one)."""
-
-_SEEN_WILLS: Final = 64
-
-
-# --- what is kept ----------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class LoggedAlert:
-    """An alert of this game, open or closed, for the arbiters' page."""
-
-    seq: int
-    alert: AlertData
-    raised_at: float
-    closed_at: float | None = None
-    closed_by: str | None = None
-    """Who acknowledged it (a signed-in arbiter's name), ``"another console"``, or ``None``."""
-
-
-@dataclass(frozen=True, slots=True)
-class LoggedAction:
-    """An arbiter's command that the table carried out (seen as its ``response``)."""
-
-    at: float
-    command: str
-    summary: str
-    by: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class Note:
-    """A PGN comment after ply ``after`` (0: before the first move)."""
-
-    after: int
-    text: str
-    kind: str
-    ply: int
-    """The ply the cause belongs to (an alert's ply): an illegal move that stood drops its note."""
-
-
-@dataclass(frozen=True, slots=True)
-class StoodMove:
-    """An illegal move that stood, as the table's ``illegal_move_stood`` alert describes it."""
-
-    fen_before: str
-    """The game's position before the illegal move."""
-    fen: str
-    """The position it left, the opponent to move: the game goes on from there."""
-    move: str | None
-    """The illegal move (UCI); ``None``: a press without a move (2018)."""
-    color: payloads.ColorName
-    article: str
-
-    @property
-    def ply(self) -> int:
-        """The ply of the illegal move."""
-        return chess.Board(self.fen_before).ply() + 1
-
-    def label(self) -> str:
-        """``4. Bc4-c5 by White``, ``3. (the clock pressed without a move) by White``."""
-        before = chess.Board(self.fen_before)
-        dots = "." if self.color == "white" else "..."
-        what = "(the clock pressed without a move)"
-        if self.move is not None:
-            what = describe_move(before, chess.Move.from_uci(self.move))
-        return f"{before.fullmove_number}{dots} {what} by {self.color.capitalize()}"
-
-
-def stood_move(alert: AlertData) -> StoodMove | None:
-    """What an ``illegal_move_stood`` alert says, or ``None`` if it does not say it all."""
-    details = alert.details
-    fen_before, fen, move = details.get("fen_before"), details.get("fen"), details.get("move")
-    if alert.kind != "illegal_move_stood" or alert.color is None:
-        return None
-    if not isinstance(fen_before, str) or not isinstance(fen, str):
-        return None
-    if move is not None and not isinstance(move, str):
-        return None
-    try:
-        chess.Board(fen_before)
-        chess.Board(fen)
-        if move is not None:
-            chess.Move.from_uci(move)
-    except ValueError:
-        return None
-    return StoodMove(fen_before, fen, move, alert.color, alert.article)
-
-
-@dataclass(frozen=True, slots=True)
-class PlyMove:
-    """One move of a part, with what the PGN writes beside it."""
-
-    ply: int
-    uci: str
-    san: str
-    color: payloads.ColorName
-    clock: int | None
-    """The mover's remaining seconds after the move; ``None``: no clock."""
-    final_at: float | None
-    """When the move became final (relay time); ``None``: it may still be replaced."""
-    notes: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Part:
-    """A stretch of the game that legal moves connect, from ``start_fen``."""
-
-    start_fen: str
-    moves: tuple[PlyMove, ...]
-    since: float
-    """When the part began (relay time): the broadcast delay applies to it too."""
-    lead: tuple[str, ...] = ()
-    """Comments before its first move (why the game goes on from this position)."""
-    ending: str | None = None
-    """How it ended, when another part follows (an illegal move stood, a position was set)."""
-    head_notes: tuple[str, ...] = ()
-    """Comments before the first move from notes after ply 0 (or the ply before the part)."""
-
-
-# --- gaps ------------------------------------------------------------------------------------
-
-
-class Gaps:
-    """The ``seq`` numbers of one table that should have come and did not.
-
-    ``seq`` is per table, increasing, never reused, across restarts (epochs). Two kinds of hole
-    are normal and never asked for: the ``seq`` after each ``online`` status (reserved for the
-    Will, which the broker sends only if the table is lost), and everything before the first
-    payload this relay saw (live, or from its store after a restart).
-    """
-
-    def __init__(self) -> None:
-        self.high: int | None = None
-        self._missing: list[tuple[int, int, float]] = []  # (first, last, noticed at)
-        self._wills: list[int] = []
-        self._asked_at: float | None = None
-
-    @property
-    def missing(self) -> list[tuple[int, int]]:
-        """The holes, as inclusive ``(first, last)`` ranges."""
-        return [(lo, hi) for lo, hi, _ in self._missing if not self._is_will(lo, hi)]
-
-    def saw(self, seq: int, received: float, *, online: bool = False) -> None:
-        """A payload with ``seq`` arrived live (not a retained copy sent on subscribing)."""
-        if online:
-            self._wills.append(seq + 1)
-            del self._wills[:-_SEEN_WILLS]
-        if self.high is None:
-            self.high = seq
-            return
-        if seq > self.high:
-            if seq > self.high + 1:
-                self._missing.append((self.high + 1, seq - 1, received))
-            self.high = seq
-            return
-        self._fill(seq)
-
-    def _fill(self, seq: int) -> None:
-        for index, (lo, hi, since) in enumerate(self._missing):
-            if lo <= seq <= hi:
-                parts = [(lo, seq - 1, since), (seq + 1, hi, since)]
-                self._missing[index : index + 1] = [p for p in parts if p[0] <= p[1]]
-                return
-
-    def _is_will(self, lo: int, hi: int) -> bool:
-        return lo == hi and lo in self._wills
-
-    def due(self, now: float) -> int | None:
-        """The ``from_seq`` of a replay to ask for now, or ``None``."""
-        if self._asked_at is not None and now < self._asked_at + REPLAY_INTERVAL:
-            return None
-        self._missing = [m for m in self._missing if not self._is_will(m[0], m[1])]
-        late = [lo for lo, _, since in self._missing if now >= since + GAP_GRACE]
-        return min(late) if late else None
-
-    def settle(self) -> None:
-        """Forget the holes (after folding stored payloads again: touches were not stored)."""
-        self._missing.clear()
-
-    def asked(self, now: float) -> None:
-        """A replay was asked: what it can bring comes back; the holes are forgotten."""
-        self._asked_at = now
-        self._missing.clear()
-
-
-# --- a game joined under way ----------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class Backfill:
-    """The replays asked of a table for the earlier events of a game this relay joined under way.
-
-    ``top`` is the ``seq`` of the snapshot that showed moves this relay had no event for; the
-    replay asked starts at ``from_seq`` below it and reaches twice as far back each round, until
-    every move has its event, an event of an earlier game came (the replay reached back before
-    this game began), the table holds nothing older, or :data:`BACKFILL_ROUNDS` were asked.
-    """
-
-    top: int
-    from_seq: int
-    rounds: int = 0
-    asked_at: float | None = None
-    done: bool = False
-    reached_start: bool = False
 
 
 # --- the table -------------------------------------------------------------------------------
@@ -308,6 +99,8 @@ class RelayTable:
         self.table = table
         self.view = TableView(table)
         self.gaps = Gaps()
+        self.wanted = Wanted()
+        """A position the moves wait for, and the replays asked for it."""
         self.version = 0
         """Bumped on every change; caches of the PGN and the page key on it."""
         self._reset()
@@ -327,11 +120,19 @@ class RelayTable:
         self._final: dict[int, float] = {}
         self._moved_at: dict[int, float] = {}
         self._notes: list[Note] = []
-        self._squares: dict[int, tuple[str, ...]] = {}  # ply of an illegal move -> squares
+        self._snapshot_fens: dict[int, str] = {}  # ply -> a snapshot's FEN after its last move
         self._illegal_articles: dict[int, str] = {}
         self._stood: dict[int, StoodMove] = {}  # ply of the reply -> the illegal move it let stand
         self._generation_since = 0.0
         self._generation_lead: tuple[str, ...] = ()
+        self._unexplained: str | None = None
+        """The start of a snapshot's restart that no alert explained yet (shown as set by the
+        arbiter); an ``illegal_move_stood`` alert for it, come late, makes it that move's part."""
+        self._stash: _Stash | None = None
+        self._waiting: tuple[MoveRecord, int] | None = None
+        """The move that waits for the position it was played from, and the last ply placed."""
+        self._doubt = False
+        """The last payloads may have left a move waiting (:meth:`waiting` looks then)."""
         self._senders: dict[str, str] = {}
         self._cache: tuple[int, list[Part]] | None = None
         self._heard: set[int] = set()  # plies of this game whose move event came
@@ -367,6 +168,7 @@ class RelayTable:
         before_game = view.game_id
         before_start = view.start_fen
         before_moves = list(view.moves)
+        before_position = view.position
         earlier = self.parts_now() if envelope.type == "game" else None
         response = _response(envelope) if envelope.type == "response" else None
         applied = view.apply(envelope)
@@ -397,10 +199,49 @@ class RelayTable:
             # position python-chess refuses, say): skipped like any malformed payload.
             self.version += 1
             self._cache = None
+            self._doubt = True
             raise PayloadError(f"{envelope.type} payload seq {envelope.seq}: {exc}") from exc
         self.version += 1
         self._cache = None
+        if not self._doubt:
+            self._doubt = self._may_wait(envelope, before_start, before_moves, before_position)
         return True
+
+    def _may_wait(
+        self,
+        envelope: Envelope,
+        start: str | None,
+        moves: list[MoveRecord],
+        position: chess.Board | None,
+    ) -> bool:
+        """Whether the payload just folded may leave a move waiting for its position (cheap:
+        a move that follows the last one legally, or a snapshot that changes no move, cannot)."""
+        view = self.view
+        match envelope.type:
+            case "move":
+                last = moves[-1] if moves else None
+                new, now = view.last_move, view.position
+                if last is None or new is None or position is None or now is None:
+                    return True
+                if new.ply != last.ply + 1 or len(view.moves) != len(moves) + 1:
+                    return True
+                try:
+                    move = chess.Move.from_uci(new.uci)
+                except ValueError:
+                    return True
+                if not position.is_legal(move):
+                    return True
+                reached = position.copy(stack=False)
+                reached.push(move)
+                return reached.turn != now.turn or not same_pieces(reached, now)
+            case "game":
+                return view.start_fen != start or [(m.ply, m.uci) for m in view.moves] != [
+                    (m.ply, m.uci) for m in moves
+                ]
+            case "alert" | "response":
+                return True
+            case _:
+                return False
 
     def _fold(
         self,
@@ -462,9 +303,6 @@ class RelayTable:
         if not any(entry.alert == data for entry in self.alerts):
             self.alerts.append(LoggedAlert(envelope.seq, data, received))
         if data.kind == "illegal_move":
-            squares = data.details.get("squares")
-            if isinstance(squares, list):
-                self._squares[data.ply] = tuple(str(s) for s in squares)
             self._illegal_articles[data.ply] = data.article
         self._note_stood(data)
         if data.kind in NOTED_ALERTS:
@@ -474,8 +312,15 @@ class RelayTable:
 
     def _note_stood(self, alert: AlertData) -> None:
         stood = stood_move(alert) if alert.kind == "illegal_move_stood" else None
-        if stood is not None:
-            self._stood[alert.ply + 1] = stood
+        if stood is None:
+            return
+        self._stood[alert.ply + 1] = stood
+        if self._unexplained is not None and same(stood.fen, self._unexplained):
+            # The snapshot's restart came first (the alert was lost, and replayed): it was
+            # this illegal move's, not a position set by the arbiter.
+            self._unexplained = None
+            self._stood_generation(stood)
+            self._restore()
 
     def _on_result(self, received: float) -> None:
         if self.result_at is None:
@@ -495,10 +340,12 @@ class RelayTable:
         for alert in view.alerts:
             self._note_stood(alert)  # an open alert whose event this relay did not see
         start = view.start_fen
-        if before_start is not None and start is not None and not _same(before_start, start):
+        if before_start is not None and start is not None and not same(before_start, start):
             self._new_generation(start, earlier, received)
-        elif start is not None and _same(before_start or chess.STARTING_FEN, start):
+        elif start is not None and same(before_start or chess.STARTING_FEN, start):
             self._rewrite(seq, before_moves, view.moves)
+        if view.moves and view.fen is not None:
+            self._snapshot_fens[view.moves[-1].ply] = view.fen  # the position after its last
         if self.backfill is None:
             unheard = len(self.unheard())
             reach = BACKFILL_PER_PLY * unheard + BACKFILL_SLACK
@@ -547,6 +394,7 @@ class RelayTable:
         for ply in [p for p in self._fens if p >= first and self._move_seq.get(p, -1) < seq]:
             del self._fens[ply]
             self._move_seq.pop(ply, None)
+        _cut(self._snapshot_fens, first)
         for ply in [p for p in self._clocks if p > end and self._clocks[p][0] < seq]:
             del self._clocks[ply]
         for table in (self._final, self._moved_at):
@@ -557,32 +405,67 @@ class RelayTable:
         """The game goes on from another position: keep the parts before it as they were."""
         keep = list(earlier)
         continued = next(
-            (i for i in range(len(keep) - 1, -1, -1) if _same(keep[i].start_fen, start)), None
+            (i for i in range(len(keep) - 1, -1, -1) if same(keep[i].start_fen, start)), None
         )
+        self._unexplained, self._stash = None, None
         if continued is not None:  # the engine restarted from a part we had already split off
             self.parts = keep[:continued]
             self._generation_lead = keep[continued].lead
             self._generation_since = keep[continued].since
             return
-        stood = next((s for s in self._stood.values() if _same(s.fen, start)), None)
+        stood = next((s for s in self._stood.values() if same(s.fen, start)), None)
         self.parts = keep
         self._generation_since = received
         if stood is not None:  # its reply was not seen before the snapshot: the same words
-            if keep:
-                ending = stood_ending(stood.label(), stood.article, len(keep) + 1)
-                kept = tuple(m for m in keep[-1].moves if m.ply < stood.ply)  # none taken back
-                keep[-1] = replace(keep[-1], moves=kept, ending=ending)
-            self._generation_lead = (stood_lead(stood.label(), len(keep) + 1),)
+            self._stood_generation(stood)
             return  # the plies go on: what is known of them is this part's
-        lead = "The game continues from a position set by the arbiter"
         if keep:
-            keep[-1] = _replace_ending(keep[-1], lead)
-        self._generation_lead = (lead,)
+            keep[-1] = replace_ending(keep[-1], SET_LEAD)
+        self._generation_lead = (SET_LEAD,)
+        self._unexplained = start
+        # What is known of the plies from ``first`` on was the earlier position's; kept aside
+        # in case an alert, come late, shows the game went on (an illegal move that stood).
         first = chess.Board(start).ply() + 1
-        for table in (self._clocks, self._fens, self._final, self._moved_at, self._move_seq):
-            for ply in [p for p in table if p >= first]:
-                del table[ply]
+        self._stash = _Stash(
+            clocks=_cut(self._clocks, first),
+            fens=_cut(self._fens, first),
+            snapshot_fens=_cut(self._snapshot_fens, first),
+            final=_cut(self._final, first),
+            moved_at=_cut(self._moved_at, first),
+            move_seq=_cut(self._move_seq, first),
+            notes=[n for n in self._notes if n.after >= first - 1],
+        )
         self._notes = [n for n in self._notes if n.after < first - 1]
+
+    def _stood_generation(self, stood: StoodMove) -> None:
+        """The current stretch began where the illegal move ``stood`` left the game."""
+        keep = self.parts
+        if keep:
+            ending = stood_ending(stood.label(), stood.article, len(keep) + 1)
+            # Its penalty was never given: the note goes, with any move taken back.
+            penalty = {
+                n.text for n in self._notes if n.kind == "illegal_move" and n.ply == stood.ply
+            }
+            kept = tuple(
+                replace(m, notes=tuple(t for t in m.notes if t not in penalty))
+                for m in keep[-1].moves
+                if m.ply < stood.ply
+            )
+            keep[-1] = replace(keep[-1], moves=kept, ending=ending)
+        self._generation_lead = (stood_lead(stood.label(), len(keep) + 1),)
+
+    def _restore(self) -> None:
+        """What :meth:`_new_generation` kept aside was this stretch's after all."""
+        stash, self._stash = self._stash, None
+        if stash is None:
+            return
+        _put_back(self._clocks, stash.clocks)
+        _put_back(self._fens, stash.fens)
+        _put_back(self._snapshot_fens, stash.snapshot_fens)
+        _put_back(self._final, stash.final)
+        _put_back(self._moved_at, stash.moved_at)
+        _put_back(self._move_seq, stash.move_seq)
+        self._notes += [n for n in stash.notes if n not in self._notes]
 
     def _on_response(self, seq: int, suffix: str, response: Response, received: float) -> None:
         command = suffix.rpartition("/")[2]
@@ -623,6 +506,9 @@ class RelayTable:
                     p for p in self._fens if p >= ply and self._move_seq.get(p, -1) < seq
                 ]:
                     del self._fens[stale]
+                _cut(self._snapshot_fens, ply)
+            if command == "set_position" and self._unexplained is not None:
+                self._unexplained, self._stash = None, None  # the arbiter's indeed
             self._notes.append(Note(at, summary, command, at))
 
     # -- a game joined under way -----------------------------------------------------------
@@ -677,6 +563,45 @@ class RelayTable:
         backfill.from_seq = max(oldest, backfill.from_seq - reach)
         backfill.asked_at = None  # due at once
 
+    # -- a position no payload gave ------------------------------------------------------
+
+    def waiting(self) -> MoveRecord | None:
+        """The move that waits for the position it was played from (none of the payloads this
+        relay has gives it), with every move after it; ``None``: every move is placed."""
+        if self._doubt or self._waiting is not None:
+            self.parts_now()  # works out what waits (cached while nothing changed)
+            self._doubt = self._waiting is not None
+        return None if self._waiting is None else self._waiting[0]
+
+    def needs_due(self, now: float) -> int | None:
+        """The ``from_seq`` of a replay to ask for the position a move waits for, or ``None``.
+
+        Asked :data:`~bridge.relay.gaps.ASK_TIMES` times at most, some seconds apart, after a
+        grace for the table's next snapshot (:class:`~bridge.relay.gaps.Wanted`).
+        """
+        record = self.waiting()
+        if record is None or self._waiting is None:
+            self.wanted.lacks(None, 0, now)
+            return None
+        placed = self._waiting[1]
+        key = (self.view.game_id, record.ply, record.uci)
+        since = min(now, self._moved_at.get(record.ply, now))  # when its move came
+        self.wanted.lacks(key, self._need_from(record, placed), since)
+        return self.wanted.due(now)
+
+    def needs_asked(self, now: float) -> None:
+        """The replay :meth:`needs_due` gave was asked."""
+        self.wanted.asked(now)
+
+    def _need_from(self, waiting: MoveRecord, placed: int) -> int:
+        """Where a replay that can bring what is missing before ``waiting`` starts: after the
+        event of the last move placed, else about as far back as the plies missing take."""
+        seq = self._move_seq.get(placed)
+        if seq is not None:
+            return seq + 1
+        top = self._move_seq.get(waiting.ply, self.gaps.high or 0)
+        return max(0, top - BACKFILL_PER_PLY * (waiting.ply - placed) - BACKFILL_SLACK)
+
     # -- what the broadcast shows ------------------------------------------------------------
 
     @property
@@ -705,15 +630,23 @@ class RelayTable:
     def _current_parts(self) -> list[Part]:
         view = self.view
         start = view.start_fen
+        self._waiting = None
         if start is None:
             opening = view.moves[0] if view.moves else None
             if opening is not None and (opening.ply, opening.color) != (1, "white"):
-                return []  # no snapshot yet, and the game did not start from the usual position
+                # No snapshot yet, and the game did not start from the usual position: its
+                # start (or the moves before) will come.
+                self._waiting = (opening, 0)
+                return []
             start = chess.STARTING_FEN
         try:
-            splits = split_game(start, view.moves, self._fens, self._squares, self._stood)
+            splits = split_game(start, view.moves, self._fens, self._stood, self._snapshot_fens)
         except ValueError:
             return []  # a start position python-chess refuses: nothing to show
+        waiting = splits[-1].waiting
+        if waiting is not None:
+            placed = [record.ply for split in splits for record, _ in split.moves]
+            self._waiting = (waiting, max(placed, default=chess.Board(start).ply()))
         notes: dict[int, list[Note]] = {}
         for note in self._notes:
             notes.setdefault(note.after, []).append(note)
@@ -773,20 +706,36 @@ class RelayTable:
 _EVENTS: Final = frozenset({"move", "clock", "alert", "result", "touch"})
 """Payload types that belong to one game (the game's id in their envelope)."""
 
+SET_LEAD: Final = "The game continues from a position set by the arbiter"
+
+_V = TypeVar("_V")
+
+
+@dataclass(frozen=True, slots=True)
+class _Stash:
+    """What was known of the plies a restart from an unexplained position cut off."""
+
+    clocks: dict[int, tuple[int, int]]
+    fens: dict[int, str]
+    snapshot_fens: dict[int, str]
+    final: dict[int, float]
+    moved_at: dict[int, float]
+    move_seq: dict[int, int]
+    notes: list[Note]
+
+
+def _cut(table: dict[int, _V], first: int) -> dict[int, _V]:
+    """Take the entries of plies from ``first`` on out of ``table``; they are returned."""
+    return {ply: table.pop(ply) for ply in [p for p in table if p >= first]}
+
+
+def _put_back(table: dict[int, _V], stashed: Mapping[int, _V]) -> None:
+    for ply, value in stashed.items():
+        table.setdefault(ply, value)
+
 
 def _shown(note: Note, stood: set[int]) -> bool:
     return not (note.kind == "illegal_move" and note.ply in stood)
-
-
-def _replace_ending(part: Part, ending: str) -> Part:
-    return Part(
-        start_fen=part.start_fen,
-        moves=part.moves,
-        since=part.since,
-        lead=part.lead,
-        ending=ending,
-        head_notes=part.head_notes,
-    )
 
 
 def _ply_of(fen: object, default: int) -> int:
@@ -804,327 +753,3 @@ def _response(envelope: Envelope) -> Response:
         return msgspec.convert(envelope.data, Response)
     except msgspec.ValidationError as exc:
         raise PayloadError(f"response payload seq {envelope.seq}: {exc}") from exc
-
-
-def _same(fen_a: str, fen_b: str) -> bool:
-    """The same position to continue from: pieces and side to move (counters aside)."""
-    return fen_a.split()[:2] == fen_b.split()[:2]
-
-
-# --- the texts -------------------------------------------------------------------------------
-
-
-def stood_ending(illegal: str, article: str | None, following: int) -> str:
-    """The last comment of the part an illegal move that stood ended; ``following``: the next."""
-    cited = f" (Art. {article})" if article else ""
-    return (
-        f"Illegal move {illegal} stood{cited}: nobody claimed before the opponent moved. The "
-        f"game continues in part {following}, from the position it left"
-    )
-
-
-def stood_lead(illegal: str, part: int) -> str:
-    """The first comment of part ``part``, which an illegal move that stood began."""
-    return f"Part {part}: the game continues after the illegal move {illegal}, which stood"
-
-
-def alert_note(alert: AlertData) -> str:
-    """The broadcast's comment for an alert that changes the course of the game."""
-    who = (alert.color or "a player").capitalize()
-    article = f" (Art. {alert.article})" if alert.article else ""
-    penalty = alert.details.get("penalty")
-    match alert.kind:
-        case "illegal_move":
-            text = f"Illegal move by {who}{article}"
-        case "incorrect_claim":
-            text = f"Incorrect draw claim by {who}{article}"
-        case "press_without_move":
-            text = f"{who} pressed the clock without making a move{article}"
-        case _:
-            text = f"{alert.kind.replace('_', ' ').capitalize()}{article}"
-    return f"{text}: {penalty}" if isinstance(penalty, str) and penalty else text
-
-
-def action_summary(command: str, data: Mapping[str, object]) -> str | None:
-    """One line for an arbiter's command that the table carried out, or ``None``."""
-    match command:
-        case "correct_move":
-            ply, san = data.get("ply"), data.get("san")
-            if not isinstance(ply, int):
-                return "The arbiter corrected a move"
-            label = f"{move_number(ply)}{'.' if ply % 2 else '...'} {san}"
-            return f"The arbiter corrected move {label}"
-        case "takeback":
-            removed = data.get("removed")
-            count = len(removed) if isinstance(removed, list) else data.get("plies")
-            return f"The arbiter took back {count} {'ply' if count == 1 else 'plies'}"
-        case "adjust_clock":
-            white, black = data.get("white"), data.get("black")
-            if isinstance(white, int) and isinstance(black, int):
-                return (
-                    f"The arbiter set the clocks: White {format_seconds(white)}, "
-                    f"Black {format_seconds(black)}"
-                )
-            return "The arbiter set the clocks"
-        case "set_result":
-            return f"The arbiter set the result {data.get('result')}: {data.get('reason')}"
-        case "set_position":
-            return "The arbiter set up a position"
-        case "ack_alert":
-            return f"Alert {data.get('id')} acknowledged"
-        case "claim_draw":
-            return "Draw claim: " + ("correct" if data.get("valid") else "incorrect")
-        case "new_game":
-            return "New game"
-        case "assign":
-            return f"Players assigned: {data.get('white')} - {data.get('black')}"
-        case _:
-            return None
-
-
-# --- splitting a game where no legal move leads on ------------------------------------------
-
-
-@dataclass(slots=True)
-class Split:
-    """A stretch of moves that python-chess can replay, and why it began."""
-
-    start_fen: str
-    moves: list[tuple[MoveRecord, str]] = field(default_factory=list)
-    illegal: str | None = None
-    """The illegal move that stood before this part (``3. Bf1-c4 by White``)."""
-    stood_ply: int | None = None
-    """The ply of that illegal move."""
-    first_ply: int | None = None
-    article: str | None = None
-    """The article under which it stood, when the table said."""
-
-
-def split_game(
-    start_fen: str,
-    moves: Sequence[MoveRecord],
-    fens_after: Mapping[int, str],
-    squares: Mapping[int, Sequence[str]],
-    stood: Mapping[int, StoodMove] | None = None,
-) -> list[Split]:
-    """The moves in parts that legal moves connect (SAN recomputed by python-chess).
-
-    ``fens_after`` is the position after a ply when a ``move`` event gave it; ``squares`` are
-    the squares an ``illegal_move`` alert of a ply named; ``stood`` the illegal moves that stood,
-    by the ply of the reply. A move that cannot be placed (neither legal, nor the reply to an
-    illegal move that stood, nor the illegal move itself, nor a move from a position that can be
-    found) ends the list: what follows waits for the table's next snapshot.
-
-    Raises:
-        ValueError: ``start_fen`` is not a position.
-    """
-    board = chess.Board(start_fen)
-    splits = [Split(board.fen())]
-    for record in moves:
-        try:
-            move = chess.Move.from_uci(record.uci)
-        except ValueError:
-            break
-        after = fens_after.get(record.ply)
-        known = None if stood is None else stood.get(record.ply)
-        if known is not None and _same(board.fen(), known.fen):
-            known = None  # already there: the table's game restarted from that position
-        resumed = None if known is None else _after_stood(known, record, move, after)
-        if known is not None and resumed is not None:
-            part, board = resumed
-            # What was recorded for the illegal ply itself was taken back (a rook moved first).
-            splits[-1].moves = [m for m in splits[-1].moves if m[0].ply < known.ply]
-            splits.append(part)
-            continue
-        if board.is_legal(move) and _leads_to(board, move, after):
-            splits[-1].moves.append((record, board.san(move)))
-            board.push(move)
-            continue
-        mover = "White" if board.turn == chess.WHITE else "Black"
-        ply = board.ply() + 1
-        label = f"{move_number(ply)}{'.' if board.turn == chess.WHITE else '...'}"
-        before = position_before(record, move, after, board, _squares_near(squares, ply))
-        if before is not None:
-            what = describe_change(board, before)
-            part = Split(before.fen(), stood_ply=ply, first_ply=record.ply)
-            part.moves.append((record, before.san(move)))
-            board = before
-            board.push(move)
-        else:
-            pushed = _pushed_anyway(board, move, after)
-            if pushed is None:
-                break
-            what = describe_move(board, move)
-            part = Split(pushed.fen(), stood_ply=ply, first_ply=record.ply + 1)
-            board = pushed
-        part.illegal = f"{label} {what} by {mover}"
-        splits.append(part)
-    return splits
-
-
-def _after_stood(
-    known: StoodMove, record: MoveRecord, move: chess.Move, after: str | None
-) -> tuple[Split, chess.Board] | None:
-    """The part that the reply ``record`` to an illegal move that stood begins, and its board."""
-    board = chess.Board(known.fen)
-    if not board.is_legal(move) or not _leads_to(board, move, after):
-        return None  # not the reply (a stale alert after a correction): split as without it
-    part = Split(
-        board.fen(),
-        illegal=known.label(),
-        stood_ply=known.ply,
-        first_ply=record.ply,
-        article=known.article or None,
-    )
-    part.moves.append((record, board.san(move)))
-    board.push(move)
-    return part, board
-
-
-def _squares_near(squares: Mapping[int, Sequence[str]], ply: int) -> set[chess.Square]:
-    for at in (ply, ply - 1, ply + 1):
-        named = squares.get(at)
-        if named is not None:
-            out: set[chess.Square] = set()
-            for name in named:
-                try:
-                    out.add(chess.parse_square(name))
-                except ValueError:
-                    continue
-            return out
-    return set()
-
-
-def _leads_to(board: chess.Board, move: chess.Move, after: str | None) -> bool:
-    if after is None:
-        return True
-    reached = board.copy(stack=False)
-    reached.push(move)
-    return _same(reached.fen(), after)
-
-
-def _pushed_anyway(board: chess.Board, move: chess.Move, after: str | None) -> chess.Board | None:
-    """The board after ``move`` played although illegal (its piece is the mover's), or ``None``."""
-    piece = board.piece_at(move.from_square)
-    target = board.piece_at(move.to_square)
-    if piece is None or piece.color != board.turn or (target and target.color == board.turn):
-        return None
-    pushed = board.copy(stack=False)
-    pushed.push(move)
-    if after is not None and not _same(pushed.fen(), after):
-        try:
-            pushed = chess.Board(after)
-        except ValueError:
-            return None
-    pushed.castling_rights = pushed.clean_castling_rights()
-    return pushed
-
-
-def position_before(
-    record: MoveRecord,
-    move: chess.Move,
-    after: str | None,
-    game: chess.Board,
-    touched: set[chess.Square],
-) -> chess.Board | None:
-    """The irregular position ``move`` was played from, rebuilt from the position after it.
-
-    ``game`` is the position before the illegal move; ``touched`` the squares its alert named.
-    ``None`` when it cannot be rebuilt for sure (e.g. the captured piece is unknown).
-    """
-    if after is None:
-        return None
-    try:
-        reached = chess.Board(after)
-    except ValueError:
-        return None
-    mover = not reached.turn
-    piece = reached.piece_at(move.to_square)
-    if piece is None or piece.color != mover:
-        return None
-    moved = chess.Piece(chess.PAWN, mover) if move.promotion else piece
-    before = reached.copy(stack=False)
-    before.turn = mover
-    before.ep_square = None
-    before.remove_piece_at(move.to_square)
-    before.set_piece_at(move.from_square, moved)
-    file_from, file_to = chess.square_file(move.from_square), chess.square_file(move.to_square)
-    if moved.piece_type == chess.KING and abs(file_from - file_to) == 2:
-        rank = chess.square_rank(move.from_square)
-        rook_from, rook_to = (7, 5) if file_to == 6 else (0, 3)
-        rook = before.remove_piece_at(chess.square(rook_to, rank))
-        if rook is None:
-            return None
-        before.set_piece_at(chess.square(rook_from, rank), rook)
-    if "x" in record.san:
-        victim = game.piece_at(move.to_square)
-        if move.to_square in touched:
-            victim = _arrived(game, reached, touched, move.to_square)
-            if victim is None:
-                return None
-            before.set_piece_at(move.to_square, victim)
-        elif victim is not None and victim.color != mover:
-            before.set_piece_at(move.to_square, victim)
-        elif moved.piece_type == chess.PAWN and file_from != file_to and victim is None:
-            passed = chess.square(file_to, chess.square_rank(move.from_square))
-            before.set_piece_at(passed, chess.Piece(chess.PAWN, not mover))
-            before.ep_square = move.to_square
-        else:
-            return None
-    before.castling_rights = game.castling_rights
-    before.castling_rights = before.clean_castling_rights()
-    before.halfmove_clock = 0
-    before.fullmove_number = move_number(record.ply)
-    if before.board_fen() == game.board_fen() or not before.is_legal(move):
-        return None
-    check = before.copy(stack=False)
-    check.push(move)
-    return before if check.board_fen() == reached.board_fen() else None
-
-
-def _arrived(
-    game: chess.Board, reached: chess.Board, touched: set[chess.Square], square: chess.Square
-) -> chess.Piece | None:
-    """The piece the illegal move put on ``square``: the one that left the other touched square.
-
-    Known only when the illegal move touched two squares and one of the mover's pieces left the
-    other (and it is still empty after the reply); ``None`` otherwise.
-    """
-    others = touched - {square}
-    if len(others) != 1:
-        return None
-    (other,) = others
-    piece = game.piece_at(other)
-    if piece is None or piece.color != game.turn or reached.piece_at(other) is not None:
-        return None
-    return piece
-
-
-def describe_move(board: chess.Board, move: chess.Move) -> str:
-    """``Bf1-c5`` / ``Nxe5``-style text for a move that may be illegal."""
-    piece = board.piece_at(move.from_square)
-    letter = "" if piece is None or piece.piece_type == chess.PAWN else piece.symbol().upper()
-    sep = "x" if board.piece_at(move.to_square) is not None else "-"
-    return f"{letter}{chess.square_name(move.from_square)}{sep}{chess.square_name(move.to_square)}"
-
-
-def describe_change(game: chess.Board, irregular: chess.Board) -> str:
-    """What the illegal move did: ``Bf1-c5`` when one piece moved, else the squares."""
-    mover = game.turn
-    left = [
-        sq
-        for sq in chess.SQUARES
-        if (p := game.piece_at(sq)) and p.color == mover and irregular.piece_at(sq) != p
-    ]
-    arrived = [
-        sq
-        for sq in chess.SQUARES
-        if (p := irregular.piece_at(sq)) and p.color == mover and game.piece_at(sq) != p
-    ]
-    if len(left) == 1 and len(arrived) == 1:
-        return describe_move(game, chess.Move(left[0], arrived[0]))
-    changed = sorted(
-        {*left, *arrived}
-        | {sq for sq in chess.SQUARES if game.piece_at(sq) != irregular.piece_at(sq)}
-    )
-    return "(" + ", ".join(chess.square_name(sq) for sq in changed) + " changed)"

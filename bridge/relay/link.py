@@ -5,8 +5,9 @@ run_sessions`), folds each payload into the :class:`~bridge.relay.room.Room`, ke
 :class:`~bridge.relay.store.Store`, and tells the server and the pusher which table changed.
 A payload that is not an envelope of ours (malformed, or a foreign publisher on our topics) is
 logged once per table and topic, escaped, and skipped. Every second, tables with a ``seq`` gap
-(:class:`~bridge.relay.game.Gaps`), or with a game joined under way whose earlier events this
-relay never got (:class:`~bridge.relay.game.Backfill`), are asked for a ``replay``.
+(:class:`~bridge.relay.gaps.Gaps`), with a game joined under way whose earlier events this
+relay never got (:class:`~bridge.relay.gaps.Backfill`), or with a move waiting for the position
+it was played from (:class:`~bridge.relay.gaps.Wanted`), are asked for a ``replay``.
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ import msgspec
 
 from bridge.mqtt.requests import NoResponseError, Responses, new_transaction
 from bridge.mqtt.session import BrokerSettings, reason_code, refused_credentials, run_sessions
+from bridge.relay.gaps import ASK_TIMES
 from bridge.relay.room import Room
 from bridge.relay.store import Row, Store
-from bridge.views.model import PayloadError
+from bridge.views.model import PayloadError, move_label
 from bridge.wire import payloads, requests
 from bridge.wire.commands import Response
 from drivers.backoff import Backoff
@@ -247,8 +249,8 @@ class RelayLink:
             await self.ask_replays()
 
     async def ask_replays(self) -> int:
-        """Ask each table with a ``seq`` gap, or a game joined under way, for a replay (not
-        waiting for the answers)."""
+        """Ask each table with a ``seq`` gap, a game joined under way, or a move waiting for its
+        position, for a replay (not waiting for the answers)."""
         client = self._client
         if client is None:
             return 0
@@ -257,11 +259,24 @@ class RelayLink:
         for table in list(self.room.tables.values()):
             gap = table.gaps.due(now)
             earlier = table.backfill_due(now)
-            if gap is None and earlier is None:
+            needed = table.needs_due(now)
+            if gap is None and earlier is None and needed is None:
                 continue
-            # One replay resends everything from its from_seq on: the lower one covers both.
-            from_seq = min(seq for seq in (gap, earlier) if seq is not None)
+            # One replay resends everything from its from_seq on: the lowest one covers all.
+            from_seq = min(seq for seq in (gap, earlier, needed) if seq is not None)
             table.gaps.asked(now)
+            if needed is not None:
+                table.needs_asked(now)
+                waiting = table.waiting()
+                log.info(
+                    "table %s: no payload gives the position move %s was played from; "
+                    "asking for a replay from seq %d (%d of %d)",
+                    table.table,
+                    "?" if waiting is None else move_label(waiting.ply, waiting.san, waiting.color),
+                    from_seq,
+                    table.wanted.times,
+                    ASK_TIMES,
+                )
             if earlier is not None:
                 table.backfill_asked(now)
                 log.info(
@@ -272,7 +287,7 @@ class RelayLink:
                     len(table.unheard()),
                     from_seq,
                 )
-            else:
+            elif gap is not None:
                 log.info(
                     "table %s: payloads from seq %d missed; asking for a replay",
                     table.table,

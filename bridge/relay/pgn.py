@@ -1,6 +1,6 @@
 """The live PGN of a table, as broadcasts read it (pure: ``now`` comes in).
 
-One game per part of a table's game (:class:`~bridge.relay.game.Part`; there is more than one
+One game per part of a table's game (:class:`~bridge.relay.parts.Part`; there is more than one
 only after an illegal move stood or an arbiter set up a position). Each has the seven-tag roster
 (Event, Site, Date, Round, White, Black, Result), then Board, WhiteFideId and BlackFideId when
 assigned, Table (the table id), Termination once the result is shown, and for a part after the
@@ -23,7 +23,8 @@ from typing import Final
 
 import chess
 
-from bridge.relay.game import Part, RelayTable
+from bridge.relay.game import RelayTable
+from bridge.relay.parts import Part
 
 RESULTS: Final = frozenset({"1-0", "0-1", "1/2-1/2"})
 COLUMNS: Final = 79

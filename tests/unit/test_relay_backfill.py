@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import chess
 
-from bridge.relay.game import BACKFILL_ROUNDS, BACKFILL_WAIT, RelayTable
+from bridge.relay.game import RelayTable
+from bridge.relay.gaps import BACKFILL_ROUNDS, BACKFILL_WAIT
 from bridge.relay.pgn import Broadcast, table_pgn
 from bridge.views.model import TableView
 from tests.relay_feed import Item, TableFeed

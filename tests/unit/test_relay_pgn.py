@@ -9,7 +9,9 @@ import chess.pgn
 import msgspec
 import pytest
 
-from bridge.relay.game import GAP_GRACE, Gaps, RelayTable, split_game
+from bridge.relay.game import RelayTable
+from bridge.relay.gaps import GAP_GRACE, Gaps
+from bridge.relay.parts import split_game
 from bridge.relay.pgn import Broadcast, comment, format_clock, table_pgn, tag, termination
 from bridge.relay.room import Room
 from bridge.views.model import PayloadError
@@ -233,21 +235,27 @@ def test_an_illegal_move_that_stood_continues_as_a_second_game_from_its_position
     assert sans(games(table_pgn(table, NOW, BROADCAST))[1]) == ["dxc4", "e3", "Be6"]
 
 
-def test_without_the_stood_alert_the_position_is_rebuilt_from_the_reply() -> None:
-    """The ``illegal_move_stood`` alert lost (a replay not come yet): the reply's position with
-    the reply taken back, and the squares of the ``illegal_move`` alert."""
+def test_without_the_stood_alert_the_reply_waits_for_the_table_s_position() -> None:
+    """The ``illegal_move_stood`` alert lost (a replay not come yet): no position is rebuilt
+    from the reply and the squares of the ``illegal_move`` alert; the reply waits until the
+    table's snapshot, restarting from the position the illegal move left, places it."""
     feed, irregular = _illegal_position()
     table = RelayTable("t1")
     fold(table, [feed.snapshot(), *feed.play("d4 d5 Nf3 Nf6")])
     alert = feed.alert("illegal_move", "7.5.1, A.4.2", "white", squares=["f1", "c4"], count=1)
     fold(table, [alert, feed.snapshot()])
+    feed.pushed = []
     fold(table, [feed.move_from(irregular, "d5c4"), feed.press("black")])
+    (first,) = games(table_pgn(table, NOW, BROADCAST))
+    assert sans(first) == ["d4", "d5", "Nf3", "Nf6"]
+    waiting = table.waiting()
+    assert waiting is not None
+    assert waiting.san == "dxc4"
+    fold(table, [feed.snapshot(start_fen=irregular)])
+    assert table.waiting() is None
     first, second = games(table_pgn(table, NOW, BROADCAST))
     assert sans(first) == ["d4", "d5", "Nf3", "Nf6"]
-    assert "Illegal move 3. Bf1-c4 by White stood (Art. 7.5.1, A.4.2)" in said(
-        list(first.mainline())[-1]
-    )
-    assert second.headers["FEN"].split()[:4] == irregular.split()[:4]
+    assert second.headers["FEN"] == irregular
     assert sans(second) == ["dxc4"]
 
 
@@ -490,6 +498,7 @@ def test_split_game_stops_at_a_move_it_cannot_place() -> None:
     ]
     (only,) = split_game(chess.STARTING_FEN, records, {}, {})
     assert [san for _, san in only.moves] == ["e4"]
+    assert only.waiting == records[1]  # what follows waits for a position from the table
 
 
 def test_gaps_ask_for_a_replay_after_the_grace_but_not_for_the_will() -> None:
