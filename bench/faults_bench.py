@@ -30,6 +30,9 @@ range over ``--runs`` repetitions:
   get each burst through, each such move's last place → its publication, and whether every move
   was kept.
 
+Where a fault has a baseline in the same run, it is printed as a ratio to it: a restart, a
+replug and the broker's return against the same table's first start → ``online``, and a move
+delayed by a fault against a move of the same table in quiet play (last place → published).
 Besides the times, each fault reports what was seen (exit statuses, counts): the same value in
 every run is printed once. Figures only: this program asserts nothing about time.
 
@@ -164,6 +167,11 @@ class Table:
         self.proc: asyncio.subprocess.Process | None = None
         self.placed = 0.0
         """When the last piece of the last move played was put down."""
+        self.first_online = 0.0
+        """Seconds from the first start to ``online``: the baseline of a restart."""
+        self.a_move = 0.0
+        """Seconds from a move's last place to its publication in quiet play: the baseline of
+        a move delayed by a fault."""
 
     @property
     def log(self) -> Path:
@@ -225,13 +233,14 @@ async def table_running(
     async with DgtEmulator(memory=memory) as emu:
         table = Table(emu, broker, state_dir)
         async with Watch(broker, table.table).running() as watch:
+            started = time.monotonic()
             await table.start()
             try:
-                await watch.when(is_state("status", "online"))
+                table.first_online = await watch.when(is_state("status", "online")) - started
                 await watch.when(is_state("board", "connected"))
                 emu.set_clock(600, 600, running=press_side(chess.WHITE))
                 await table.play(4)
-                await watch.when(move_published(4))
+                table.a_move = await watch.when(move_published(4)) - table.placed
                 yield table, watch
             finally:
                 await table.stop()
@@ -251,6 +260,8 @@ async def restart(broker: Mosquitto, tmp: Path, memory: Memory) -> dict[str, flo
         "kill -> board connected": connected - killed,
         "move made at connect -> published": published - made,
         "   (board connected seen -> move made)": made - connected,
+        "kill -> online / first start -> online": (online - killed) / table.first_online,
+        "move made at connect / a move in play": (published - table.placed) / table.a_move,
     }
 
 
@@ -268,6 +279,7 @@ async def unplug(broker: Mosquitto, tmp: Path) -> dict[str, float]:
         "unplug -> board disconnected": gone - pulled,
         "plug -> board connected": back - plugged,
         "plug -> move made meanwhile published": recovered - plugged,
+        "plug -> board connected / first start -> online": (back - plugged) / table.first_online,
     }
 
 
@@ -284,7 +296,10 @@ async def broker_outage(tmp: Path) -> dict[str, float]:
             await table.play(1)
     finally:
         await broker.astop()
-    return {"broker start -> online": online - started}
+    return {
+        "broker start -> online": online - started,
+        "broker start -> online / first start -> online": (online - started) / table.first_online,
+    }
 
 
 async def full_disk(broker: Mosquitto, tmp: Path) -> dict[str, float] | None:
@@ -613,6 +628,7 @@ async def garbage_mid_game(broker: Mosquitto, tmp: Path) -> Result:
         f"{GARBAGE // 1000} kB in {BURSTS} bursts: written and read": written,
         "  (first burst -> last move after it published)": ended - began,
         "a move after a burst: last place -> published (slowest)": max(delays),
+        "a move after a burst (slowest) / a move in play": max(delays) / table.a_move,
         "moves kept, in order; alerts; board states": (
             f"{'yes' if [uci for _, uci in kept] == expected else 'no'} ({plies} plies); "
             f"{alerts}; {'/'.join(sorted(states))}"
@@ -629,7 +645,12 @@ def report(name: str, runs: Sequence[Mapping[str, float | str]]) -> None:
     for key in runs[0]:
         values = [run[key] for run in runs]
         numbers = sorted(v for v in values if isinstance(v, float))
-        if len(numbers) == len(values):
+        if len(numbers) == len(values) and " / " in key:  # a ratio of two intervals
+            print(
+                f"  {key:<52} median {statistics.median(numbers):6.2f}x  "
+                f"range {numbers[0]:.2f}-{numbers[-1]:.2f}x"
+            )
+        elif len(numbers) == len(values):
             print(
                 f"  {key:<52} median {statistics.median(numbers):6.2f} s  "
                 f"range {numbers[0]:.2f}-{numbers[-1]:.2f} s"
