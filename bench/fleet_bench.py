@@ -27,9 +27,9 @@ daemons' logs give.
 The N boards are emulated in this process, which therefore runs ``--boards-ahead`` (default 10)
 nice steps ahead of the daemons and the broker (it needs the right to raise its priority, as
 root; without it, it says so and shares the CPU with them). Real boards answer from their own
-hardware, however busy the host: sharing the CPU equally with 100 starting daemons, the
-emulation answered some boards' identification requests after the daemons' 3 s and 7-11 of the
-hundred exited and were restarted; ahead of them, none was. The subscriber that times the
+hardware, however busy the host: sharing the CPU equally with a hundred starting daemons, the
+emulation can answer a board's identification request later than the daemon's 3 s wait, and
+that daemon exits and is restarted for a reason no real board gives. The subscriber that times the
 moves runs in this process, ahead too, as a display on another machine would. ``--boards-ahead
 0`` measures the shared way.
 
