@@ -30,6 +30,11 @@ range over ``--runs`` repetitions:
   get each burst through, each such move's last place → its publication, and whether every move
   was kept.
 
+Where a fault has a baseline in the same run, it is printed as a ratio to it: a restart, a
+replug and the broker's return against the same table's first start → ``online``, and a move
+delayed by a fault against a move of the same table in quiet play, each from the moment it was
+complete on the board (its last place, or the press for a move the dwell would wait for) to
+its publication.
 Besides the times, each fault reports what was seen (exit statuses, counts): the same value in
 every run is printed once. Figures only: this program asserts nothing about time.
 
@@ -61,6 +66,7 @@ import aiomqtt
 import chess
 
 from bench.latency_bench import daemon_command, mosquitto_version
+from bridge.arbiter.positions import is_ambiguous
 from bridge.demo.game import make, press_side
 from drivers.choreography import Style, steps
 from drivers.dgt.emulator import DgtEmulator, Memory
@@ -164,6 +170,15 @@ class Table:
         self.proc: asyncio.subprocess.Process | None = None
         self.placed = 0.0
         """When the last piece of the last move played was put down."""
+        self.completed = 0.0
+        """When the last move played was complete on the board: its last piece put down, or
+        the clock's press for a move the dwell would otherwise wait for (the engine's
+        ``is_ambiguous``)."""
+        self.first_online = 0.0
+        """Seconds from the first start to ``online``: the baseline of a restart."""
+        self.a_move = 0.0
+        """Seconds from a move's completion (:attr:`completed`) to its publication in quiet
+        play: the baseline of a move delayed by a fault."""
 
     @property
     def log(self) -> Path:
@@ -208,11 +223,14 @@ class Table:
                 moments.append(time.monotonic())
                 return self.rng.uniform(0.12, 0.3) / PACE
 
+            ambiguous = is_ambiguous(self.board, move)
             await make(self.emu, steps(self.board, move, Style.PLAIN), pause)
-            self.placed = moments[-1]
+            self.placed = self.completed = moments[-1]
             done = time.monotonic()
             self.board.push(move)
             await asyncio.sleep(0.1)
+            if ambiguous:
+                self.completed = time.monotonic()
             await self.emu.press(press_side(mover))
             await asyncio.sleep(0.1)
         return done
@@ -225,13 +243,14 @@ async def table_running(
     async with DgtEmulator(memory=memory) as emu:
         table = Table(emu, broker, state_dir)
         async with Watch(broker, table.table).running() as watch:
+            started = time.monotonic()
             await table.start()
             try:
-                await watch.when(is_state("status", "online"))
+                table.first_online = await watch.when(is_state("status", "online")) - started
                 await watch.when(is_state("board", "connected"))
                 emu.set_clock(600, 600, running=press_side(chess.WHITE))
                 await table.play(4)
-                await watch.when(move_published(4))
+                table.a_move = await watch.when(move_published(4)) - table.completed
                 yield table, watch
             finally:
                 await table.stop()
@@ -251,6 +270,8 @@ async def restart(broker: Mosquitto, tmp: Path, memory: Memory) -> dict[str, flo
         "kill -> board connected": connected - killed,
         "move made at connect -> published": published - made,
         "   (board connected seen -> move made)": made - connected,
+        "kill -> online / first start -> online": (online - killed) / table.first_online,
+        "move made at connect / a move in play": (published - table.completed) / table.a_move,
     }
 
 
@@ -268,6 +289,7 @@ async def unplug(broker: Mosquitto, tmp: Path) -> dict[str, float]:
         "unplug -> board disconnected": gone - pulled,
         "plug -> board connected": back - plugged,
         "plug -> move made meanwhile published": recovered - plugged,
+        "plug -> board connected / first start -> online": (back - plugged) / table.first_online,
     }
 
 
@@ -284,7 +306,10 @@ async def broker_outage(tmp: Path) -> dict[str, float]:
             await table.play(1)
     finally:
         await broker.astop()
-    return {"broker start -> online": online - started}
+    return {
+        "broker start -> online": online - started,
+        "broker start -> online / first start -> online": (online - started) / table.first_online,
+    }
 
 
 async def full_disk(broker: Mosquitto, tmp: Path) -> dict[str, float] | None:
@@ -580,6 +605,7 @@ async def garbage_mid_game(broker: Mosquitto, tmp: Path) -> Result:
         identity = [p["data"] for _, x, p in watch.seen if x == "board"][-1]
         began = time.monotonic()
         delays: list[float] = []
+        completing: list[float] = []
         written = 0.0
         for burst in bursts:
             start = time.monotonic()
@@ -594,6 +620,7 @@ async def garbage_mid_game(broker: Mosquitto, tmp: Path) -> Result:
             await table.play(1)
             published = await watch.when(move_published(table.board.ply()), after=read)
             delays.append(published - table.placed)
+            completing.append(published - table.completed)
         ended = time.monotonic()
         await table.play(2)
         await watch.when(move_published(table.board.ply()), after=ended)
@@ -613,6 +640,7 @@ async def garbage_mid_game(broker: Mosquitto, tmp: Path) -> Result:
         f"{GARBAGE // 1000} kB in {BURSTS} bursts: written and read": written,
         "  (first burst -> last move after it published)": ended - began,
         "a move after a burst: last place -> published (slowest)": max(delays),
+        "a move after a burst (slowest) / a move in play": max(completing) / table.a_move,
         "moves kept, in order; alerts; board states": (
             f"{'yes' if [uci for _, uci in kept] == expected else 'no'} ({plies} plies); "
             f"{alerts}; {'/'.join(sorted(states))}"
@@ -629,7 +657,12 @@ def report(name: str, runs: Sequence[Mapping[str, float | str]]) -> None:
     for key in runs[0]:
         values = [run[key] for run in runs]
         numbers = sorted(v for v in values if isinstance(v, float))
-        if len(numbers) == len(values):
+        if len(numbers) == len(values) and " / " in key:  # a ratio of two intervals
+            print(
+                f"  {key:<52} median {statistics.median(numbers):6.2f}x  "
+                f"range {numbers[0]:.2f}-{numbers[-1]:.2f}x"
+            )
+        elif len(numbers) == len(values):
             print(
                 f"  {key:<52} median {statistics.median(numbers):6.2f} s  "
                 f"range {numbers[0]:.2f}-{numbers[-1]:.2f} s"

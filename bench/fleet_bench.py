@@ -2,6 +2,8 @@
 
 For each size N (``--sizes``, default 10 50 100), on a private Mosquitto of its own:
 
+0. **One daemon alone**: spawned, timed to its ``online`` and stopped: the baseline the power
+   on and the power cut are divided by.
 1. **Power on**: N emulated DGT boards (on ptys, in this process), then N ``chessbridge run``
    spawned at once (new state directories); the time until a subscriber holds every table's
    ``status`` = ``online``.
@@ -9,7 +11,9 @@ For each size N (``--sizes``, default 10 50 100), on a private Mosquitto of its 
    (2 by default; the tables' first moves spread over one interval), random legal games, lifts
    and places 50 ms apart and the clock pressed 0.1 s after. For every move that completes on
    its release (not ambiguous), its latency: the emulator writing its last place → the
-   subscriber holding the ``event/move``. CPU per move: the daemons' CPU time over the play
+   subscriber holding the ``event/move``, and beside it, every 0.5 s, a bare QoS 1 publish →
+   receive of a move's size on the same broker and subscriber: the moves' p50 and p99 are
+   printed as ratios to the bare ones. CPU per move: the daemons' CPU time over the play
    (``/proc/<pid>/task/*/schedstat``) over the moves made; the broker's and this process's CPU
    over the play, in % of one core.
 3. **Power cut**: every daemon killed at once (SIGKILL), then N started again at once on their
@@ -23,9 +27,9 @@ daemons' logs give.
 The N boards are emulated in this process, which therefore runs ``--boards-ahead`` (default 10)
 nice steps ahead of the daemons and the broker (it needs the right to raise its priority, as
 root; without it, it says so and shares the CPU with them). Real boards answer from their own
-hardware, however busy the host: sharing the CPU equally with 100 starting daemons, the
-emulation answered some boards' identification requests after the daemons' 3 s and 7-11 of the
-hundred exited and were restarted; ahead of them, none was. The subscriber that times the
+hardware, however busy the host: sharing the CPU equally with a hundred starting daemons, the
+emulation can answer a board's identification request later than the daemon's 3 s wait, and
+that daemon exits and is restarted for a reason no real board gives. The subscriber that times the
 moves runs in this process, ahead too, as a display on another machine would. ``--boards-ahead
 0`` measures the shared way.
 
@@ -97,12 +101,17 @@ class Seen:
 
     online: dict[str, float] = field(default_factory=dict)
     moves: dict[tuple[str, int], float] = field(default_factory=dict)
+    bare: dict[str, float] = field(default_factory=dict)
+    """Arrival of each bare publish (``bench/bare/{n}``), by ``n``."""
     changed: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def collect(self, client: aiomqtt.Client) -> None:
         loop = asyncio.get_running_loop()
         async for message in client.messages:
             at = loop.time()
+            if message.topic.value.startswith("bench/bare/"):
+                self.bare[message.topic.value.rsplit("/", 1)[1]] = at
+                continue
             envelope = _DECODER.decode(message.payload)
             if message.topic.value.endswith("/status"):
                 if envelope.data.get("state") == "online":
@@ -240,6 +249,42 @@ async def play_table(table: Table, seen: Seen, interval: float, until: float, ou
             out.latencies.append(arrived - written)
 
 
+BARE_EVERY: Final = 0.5
+"""Seconds between two bare publishes during the play."""
+BARE_PAYLOAD: Final = b"x" * 600
+"""About a move's payload."""
+
+
+async def bare_mqtt(pub: aiomqtt.Client, seen: Seen, until: float) -> list[float]:
+    """Bare QoS 1 publish → receive on the same broker and subscriber while the tables play:
+    the baseline of the moves' latency, measured in the same run."""
+    loop = asyncio.get_running_loop()
+    sent: dict[str, float] = {}
+    number = 0
+    while loop.time() < until:
+        number += 1
+        sent[str(number)] = loop.time()
+        await pub.publish(f"bench/bare/{number}", BARE_PAYLOAD, qos=1)
+        await asyncio.sleep(BARE_EVERY)
+    await asyncio.sleep(1.0)  # the last ones delivered
+    return [seen.bare[n] - t0 for n, t0 in sent.items() if n in seen.bare]
+
+
+async def alone(table: Table, seen: Seen, broker: str, config: Path | None) -> float:
+    """Seconds from spawning ``table``'s daemon, the only one, to its ``online``; stopped after.
+    The baseline of a fleet's power on, measured in the same run on the same broker."""
+    loop = asyncio.get_running_loop()
+    began = loop.time()
+    await spawn(table, broker, config)
+    last, missing = await seen.all_online([table.name], began)
+    assert table.proc is not None
+    table.proc.send_signal(signal.SIGTERM)
+    await table.proc.wait()
+    if missing:
+        raise SystemExit(f"the daemon alone did not come online: {last_words(table)}")
+    return last - began
+
+
 def log_lines(table: Table) -> list[str]:
     """The lines of the table's daemon log (every start of its daemon appends to it)."""
     return (table.state_dir / "daemon.log").read_text(errors="replace").splitlines()
@@ -313,6 +358,9 @@ async def fleet(size: int, args: argparse.Namespace) -> dict[str, float]:
         tables: list[Table] = []
         async with contextlib.AsyncExitStack() as stack:
             behind = stack.enter_context(boards_ahead(args.boards_ahead))  # the broker started
+            emu = await stack.enter_async_context(DgtEmulator())
+            (Path(tmp) / "solo").mkdir()
+            solo = Table("solo", emu, Path(tmp) / "solo", behind=behind)
             for number in range(size):
                 emu = await stack.enter_async_context(DgtEmulator())
                 name = f"f{number:03d}"
@@ -325,11 +373,17 @@ async def fleet(size: int, args: argparse.Namespace) -> dict[str, float]:
             )
             await sub.subscribe("chessbridge/1/table/+/status", qos=1)
             await sub.subscribe("chessbridge/1/table/+/event/move", qos=1)
+            await sub.subscribe("bench/bare/#", qos=1)
+            pub = await stack.enter_async_context(
+                aiomqtt.Client(host, port, identifier=f"bench-pub-{uuid.uuid4().hex[:8]}")
+            )
             seen = Seen()
             collector = asyncio.create_task(seen.collect(sub))
             names = [table.name for table in tables]
             supervisors: list[asyncio.Task[None]] = []
             try:
+                # 0. one daemon alone: the baseline of the power on
+                result["one daemon alone, online (s)"] = await alone(solo, seen, broker, config)
                 # 1. power on
                 began = loop.time()
                 supervisors = [
@@ -337,6 +391,9 @@ async def fleet(size: int, args: argparse.Namespace) -> dict[str, float]:
                 ]
                 last, missing = await seen.all_online(names, began)
                 result["first start, all online (s)"] = last - began
+                result["first start, all online / one alone"] = (last - began) / result[
+                    "one daemon alone, online (s)"
+                ]
                 result["first start, daemons restarted"] = sum(t.restarts for t in tables)
                 result["first start, not online"] = len(missing)
                 why_restarted(tables)
@@ -352,9 +409,11 @@ async def fleet(size: int, args: argparse.Namespace) -> dict[str, float]:
                 started = loop.time()
                 out = Play()
                 until = started + args.play
+                bare_task = asyncio.create_task(bare_mqtt(pub, seen, until))
                 await asyncio.gather(
                     *(play_table(table, seen, args.interval, until, out) for table in tables)
                 )
+                bare = await bare_task
                 elapsed = loop.time() - started
                 daemons = (sum(cpu_ns(pid) for pid in pids) - daemons_before) / 1e9
                 broker_cpu = proc_cpu_s(broker_pid) - broker_before
@@ -365,10 +424,18 @@ async def fleet(size: int, args: argparse.Namespace) -> dict[str, float]:
                 result["daemons' CPU (% of a core)"] = 100 * daemons / elapsed
                 result["broker CPU (% of a core)"] = 100 * broker_cpu / elapsed
                 result["bench process CPU (% of a core)"] = 100 * self_cpu / elapsed
-                if len(out.latencies) >= 2:
+                if len(out.latencies) >= 2 and len(bare) >= 2:
                     result["latency samples"] = len(out.latencies)
                     result["latency p50 (ms)"] = 1e3 * quantile(out.latencies, 50)
                     result["latency p99 (ms)"] = 1e3 * quantile(out.latencies, 99)
+                    result["bare MQTT p50 (ms)"] = 1e3 * quantile(bare, 50)
+                    result["bare MQTT p99 (ms)"] = 1e3 * quantile(bare, 99)
+                    result["latency / bare MQTT, p50"] = quantile(out.latencies, 50) / quantile(
+                        bare, 50
+                    )
+                    result["latency / bare MQTT, p99"] = quantile(out.latencies, 99) / quantile(
+                        bare, 99
+                    )
                 # 3. power cut
                 await power_off(tables, supervisors)
                 for table in tables:
@@ -380,6 +447,9 @@ async def fleet(size: int, args: argparse.Namespace) -> dict[str, float]:
                 ]
                 last, missing = await seen.all_online(names, began)
                 result["after a power cut, all online (s)"] = last - began
+                result["after a power cut, all online / one alone"] = (last - began) / result[
+                    "one daemon alone, online (s)"
+                ]
                 result["after a power cut, daemons restarted"] = sum(t.restarts for t in tables)
                 result["after a power cut, not online"] = len(missing)
                 why_restarted(tables)
@@ -440,10 +510,10 @@ def main() -> None:
         print(f"N = {size}: " + ", ".join(f"{k} {v:,.2f}" for k, v in results[size].items()))
         print(flush=True)
     keys = list(dict.fromkeys(key for result in results.values() for key in result))
-    print(f"{'':36}" + "".join(f"{f'N = {size}':>12}" for size in results))
+    print(f"{'':44}" + "".join(f"{f'N = {size}':>12}" for size in results))
     for key in keys:
         print(
-            f"{key:36}"
+            f"{key:44}"
             + "".join(f"{results[size].get(key, float('nan')):12,.2f}" for size in results)
         )
 

@@ -14,9 +14,8 @@ core is the milder end of that. A quota is not a slower CPU: a process runs at f
 its share of the period is spent, then waits for the next period. The period is therefore
 short by default (10 ms; ``period_ms``, the benchmarks' ``--cpu-period``): work longer than a
 few milliseconds, such as a start, is then slowed about evenly, as on a slower CPU. With the
-kernel's usual 100 ms, a start's wall time moved in steps of 75 ms, and the daemon's start
-against the floor's read 1.07-1.08x while their CPU times were 0.98-0.99x; in periods of 10 ms
-the wall-time ratio followed the CPU's (0.97-0.99x). Bursts shorter than the share (a move's
+kernel's usual 100 ms, a start's wall time moves in steps of three quarters of a period, coarser
+than the difference between two starts being compared. Bursts shorter than the share (a move's
 millisecond) run at full speed whatever the period: the stand-in says what a start or a game
 costs where the CPU is scarce, not a Pi's latency.
 """

@@ -10,11 +10,15 @@ For each size (100, 500, 1,000 tables by default), on a private Mosquitto:
    their last answer;
 3. *quiet*: ``--quiet`` seconds more of polling with nothing moving (the ``304`` answers).
 
-Measured: the relay's lag behind the broker (for each ``move``: when the relay had folded it,
-minus when a bare aiomqtt subscriber of the same broker received it; both stamped with
-``time.time()`` on this machine), ``/round.pgn`` response times (200 during play, 304 when
-quiet), the relay process's CPU (user + system over the play phase, % of one core) and its
-memory (VmRSS at the end, VmHWM). The relay runs in a process of its own
+Measured, as ratios in the same run: a move's way from its publish to the relay having folded
+it, over the same move's way to a bare aiomqtt subscriber of the same broker (p50, p99), and a
+``304`` answer of ``/round.pgn`` over a ``200``. As figures: the relay's lag behind the broker
+(for each ``move``: when the relay had folded it, minus when a bare aiomqtt subscriber of the
+same broker received it; both stamped with ``time.time()`` on this machine), ``/round.pgn``
+response times (200 during play, 304 when quiet), the relay process's CPU (user + system over
+the play phase, % of one core) and its memory (VmRSS at the end, VmHWM). The bare subscriber
+shares this process with the publishers and the pollers, so it can be the slower of the two.
+The relay runs in a process of its own
 (``python -m bench.relay_bench --serve``): ``run_relay`` with a stamp taken after each move it
 folds. Tables are published by 20 MQTT clients (a venue has one per table; the relay's work is
 the same). Figures only: nothing is asserted.
@@ -162,6 +166,12 @@ class Run:
     messages: int = 0
     start_seconds: float = 0.0
     lags: list[float] = field(default_factory=list)
+    published: dict[tuple[str, int], float] = field(default_factory=dict)
+    """When each ``move`` was handed to its publisher (``time.time()``)."""
+    relay_hops: list[float] = field(default_factory=list)
+    """Each move from its publish to the relay having folded it."""
+    bare_hops: list[float] = field(default_factory=list)
+    """The same move from its publish to the bare subscriber holding it: the baseline."""
     full: list[float] = field(default_factory=list)
     not_modified: list[float] = field(default_factory=list)
     size: int = 0
@@ -293,6 +303,10 @@ async def measure(count: int, args: argparse.Namespace) -> Run:
                 run.missed += 1
             else:
                 run.lags.append(at - got)
+                sent = run.published.get(key)
+                if sent is not None:
+                    run.relay_hops.append(at - sent)
+                    run.bare_hops.append(got - sent)
     return run
 
 
@@ -308,6 +322,8 @@ async def publish(
     for suffix, envelope in items:
         retain = suffix in ("status", "board", "game")
         topic = payloads.topic(table.feed.table, suffix)
+        if suffix == "event/move":
+            run.published[(table.feed.table, envelope.seq)] = time.time()
         await client.publish(topic, table.feed.raw[envelope.seq], qos=1, retain=retain)
         run.messages += 1
 
@@ -382,6 +398,13 @@ def ms(values: list[float], q: float) -> str:
     return f"{1000 * ordered[min(len(ordered) - 1, int(q * len(ordered)))]:.1f}"
 
 
+def ratio(values: list[float], baseline: list[float], q: float) -> str:
+    """The ``q`` quantile of ``values`` over that of ``baseline``."""
+    if not values or not baseline:
+        return "-"
+    return f"{float(ms(values, q)) / float(ms(baseline, q)):.2f}"
+
+
 def report(runs: list[Run], args: argparse.Namespace) -> None:
     python = sys.version.split()[0]
     print(f"relay_bench: mosquitto {mosquitto_version()}, Python {python}, {os.cpu_count()} cores")
@@ -401,6 +424,19 @@ def report(runs: list[Run], args: argparse.Namespace) -> None:
             f"| {ms(r.full, 0.5)} | {ms(r.full, 0.99)} | {r.size / 1024:.0f} "
             f"| {ms(r.not_modified, 0.5)} | {ms(r.not_modified, 0.99)} "
             f"| {r.cpu:.0f} | {r.rss:.1f} | {r.hwm:.1f} |"
+        )
+    print()
+    print(
+        "as ratios measured in the same run: a move from its publish to the relay having folded "
+        "it, over the same move to a bare subscriber of the same broker; a 304 over a 200"
+    )
+    print("| tables | relay / bare p50 | relay / bare p99 | 304 / 200 p50 | 304 / 200 p99 |")
+    print("|" + "---:|" * 5)
+    for r in runs:
+        print(
+            f"| {r.tables} | {ratio(r.relay_hops, r.bare_hops, 0.5)} "
+            f"| {ratio(r.relay_hops, r.bare_hops, 0.99)} "
+            f"| {ratio(r.not_modified, r.full, 0.5)} | {ratio(r.not_modified, r.full, 0.99)} |"
         )
 
 

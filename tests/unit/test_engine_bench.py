@@ -11,9 +11,12 @@ import chess
 import pytest
 
 from bench.engine_bench import (
+    RATIO_BAR,
     STREAMS,
     Game,
     StreamSpec,
+    Verdict,
+    bucket_of,
     make_stream,
     matchers_for,
     run_engine,
@@ -107,3 +110,57 @@ def test_occupancy_stream_reports_only_occupancy_and_no_clock() -> None:
     placed = [e for e in events if isinstance(e, SquareOccupied)]
     assert placed
     assert all(e.piece is UNKNOWN for e in placed)
+
+
+@pytest.mark.parametrize("name", [s.name for s in STREAMS if s.scan is not None])
+def test_boards_that_report_readings_report_them_at_their_scan(name: str) -> None:
+    spec, games = _stream(name)
+    assert spec.scan is not None
+    events = [t.event for g in games for t in g.events]
+    assert not any(isinstance(e, ClockReading) for e in events)
+    assert all(abs(e.at / spec.scan - round(e.at / spec.scan)) < 1e-6 for e in events)
+    # Within one reading the squares emptied come first, as the families' codecs send them.
+    for game in games:
+        kinds_at: dict[float, list[bool]] = {}
+        for timed in game.events:
+            kinds_at.setdefault(timed.event.at, []).append(isinstance(timed.event, SquareEmptied))
+        assert all(kinds == sorted(kinds, reverse=True) for kinds in kinds_at.values())
+
+
+def test_a_slow_reading_hides_a_slide() -> None:
+    # A Certabo board reads once a second: a slider's way (a square each 0.1 s) is not seen.
+    _, games = _stream("certabo")
+    per_move = []
+    for game in games:
+        count = 0
+        for timed in game.events:
+            count += 1
+            if timed.completes is not None:
+                per_move.append(count)
+                count = 0
+    assert max(per_move) <= 4  # a capture's two lifts and a place, castling's two and two
+
+
+def test_a_stream_that_loses_a_game_misses_the_bar_whatever_its_ratio() -> None:
+    lost = Verdict("s", 1.0, 1.0, ratio=50.0, quickest_ratio=5.0, in_sync=False)
+    assert not lost.met()
+    assert "lost" in lost.word()
+    assert Verdict("s", 1.0, 1.0, ratio=RATIO_BAR, quickest_ratio=1.0, in_sync=True).met()
+    assert not Verdict("s", 1.0, 1.0, ratio=RATIO_BAR - 0.1, quickest_ratio=1.0, in_sync=True).met()
+
+
+@pytest.mark.parametrize(
+    ("kind", "moved", "bucket"),
+    [
+        ("lift", True, "completing"),
+        ("place", True, "completing"),
+        ("place", False, "place"),
+        ("press", True, "press"),
+        ("tick", True, "tick"),
+        ("timer", True, "timer"),
+    ],
+)
+def test_only_a_lift_or_place_that_records_a_move_is_completing(
+    kind: str, moved: bool, bucket: str
+) -> None:
+    assert bucket_of(kind, moved) == bucket

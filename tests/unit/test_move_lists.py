@@ -2,7 +2,7 @@
 
 The retained ``game`` and the saved game take their moves from these lists, which follow the
 game move by move. Every command that changes the game otherwise must show in them: after it,
-``start_fen`` + ``moves`` replays to the game's position with the same SAN (the README's
+``start_fen`` + ``moves`` replays to the game's position with the same SAN (docs/arbiter.md's
 promise), whether or not the number of moves changed.
 """
 
