@@ -486,8 +486,14 @@ class Arbiter:
                 # The opponent starts touching: the candidate had been released (4.7).
                 game.candidate = None
                 facts.extend(self._record(cand, CompletedBy.RELEASE, now))
-            elif piece is None and square == cand.move.to_square:
-                game.suspended = cand  # sliding on, or taken by the opponent: later events say
+            elif piece is None and (
+                square == cand.move.to_square
+                or (not opponent and square not in _squares_of(cand.move, game.board))
+            ):
+                # Sliding on, or taken by the opponent; or another of the mover's pieces lifted:
+                # by the opponent taking it first (the candidate was released), or by the mover
+                # (he puts it back). Later events say.
+                game.suspended = cand
                 game.suspended_touches = len(game.ply.touches)
         elif suspended is not None and opponent:
             if piece is None:

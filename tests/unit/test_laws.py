@@ -518,3 +518,21 @@ def test_a_correction_does_not_judge_a_clockless_board_at_once() -> None:
     table.arbiter.set_game(board, keep_counts=True)
     deadline = table.arbiter.next_deadline()
     assert deadline is None or deadline > table.now
+
+
+def test_a_move_that_may_slide_on_is_released_when_the_opponent_takes_a_piece_victim_first() -> (
+    None
+):
+    """A slow board (Certabo's dwell): d7-d6 could still go on to d5 when White, quick, lifts
+    the queen he takes first, then his rook. The pawn's move was released (4.7): both moves."""
+    from drivers import CERTABO_DWELL, CERTABO_FLICKER
+
+    fen = "1rb2k1r/3pbp1p/2p4p/ppn5/2P1P1P1/P1N2N1P/1PK1P3/1R1Q2qR b - - 0 17"
+    table = HandFed(
+        Arbiter(EngineConfig(dwell=CERTABO_DWELL, flicker=CERTABO_FLICKER), chess.Board(fen))
+    )
+    facts = table.do([Lift(chess.D7), Place(chess.D6, P("p"))], interval=1.0)
+    facts += table.do([Lift(chess.G1), Lift(chess.H1), Place(chess.G1, P("R"))], interval=0.3)
+    facts += table.wait(3.0)
+    assert [m.san for m in moves(facts)] == ["d6", "Rxg1"]
+    assert alerts(facts) == []
