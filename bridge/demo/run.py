@@ -47,7 +47,7 @@ from bridge.demo.game import (
 from bridge.mqtt.session import BrokerSettings
 from bridge.table.daemon import DaemonOptions, TableDaemon
 from bridge.views.shell import Caption
-from bridge.wire import commands
+from bridge.wire import payloads
 from bridge.wire.config import DEFAULT_RULES, Config
 from drivers import BoardUri
 from drivers.choreography import Style
@@ -132,7 +132,7 @@ async def _run(
                 )
             )
             # The players, for the headers of the PGN a relay makes of the demo's game.
-            daemon.assignment = commands.Assignment(
+            daemon.assignment = payloads.Assignment(
                 white=game.white, black=game.black, event=game.event, round="1", board=1
             )
             tasks = [

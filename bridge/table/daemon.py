@@ -43,7 +43,7 @@ from drivers.events import BoardEvent, BoardSnapshot, ClockSide, Occupant
 from drivers.link import LedDisplay, RecoveredStep
 
 if TYPE_CHECKING:
-    from bridge.wire import commands
+    from bridge.table.commands import CommandOutcome
 
 log = logging.getLogger("chessbridge")
 
@@ -468,28 +468,31 @@ class TableDaemon:
     # -- arbiter commands ---------------------------------------------------------------------
 
     async def _on_request(self, command: str, raw: bytes) -> None:
-        """Carry out one ``request/{command}`` (bridge.wire.commands) and publish its outcome.
+        """Carry out one ``request/{command}`` and publish its outcome: the wire layer parses
+        it (bridge.wire.commands), the table carries it out (bridge.table.commands).
 
         A request is carried out once: a repeat of an answered transaction (until its
         ``expires_at``) gets the first response and changes nothing.
         """
-        from bridge.wire import commands  # only once a request arrives: not on the way to online
+        # Only once a request arrives: not on the way to online.
+        from bridge.table import commands
+        from bridge.wire import commands as wire
 
         wall_now = time.time()
-        checked = commands.check(command, raw, wall_now=wall_now)
-        if isinstance(checked, commands.CommandOutcome):
-            if checked.silent:
+        request = wire.parse(command, raw, wall_now=wall_now)
+        if isinstance(request, wire.Refusal):
+            if request.silent:
                 log.warning("ignoring a request with an unusable command name %r", command[:64])
                 return
-            self._respond(checked)
+            self._respond(commands.CommandOutcome.refused(request))
             return
-        first = self.outbox.answer(command, checked.transaction, wall_now)
+        first = self.outbox.answer(command, request.transaction, wall_now)
         if first is not None:
-            response = msgspec.json.decode(first.response, type=commands.Response)
-            self._respond(commands.repeat_of(checked, response, first.digest))
+            response = msgspec.json.decode(first.response, type=wire.Response)
+            self._respond(commands.repeat_of(request, response, first.digest))
             return
         outcome = commands.carry_out(
-            checked, arbiter=self.arbiter, assignment=self.assignment, now=self._now()
+            request, arbiter=self.arbiter, assignment=self.assignment, now=self._now()
         )
         setting, link = outcome.set_clock, self.board.link
         if setting is not None:
@@ -506,12 +509,12 @@ class TableDaemon:
         with self.outbox.batch():
             outcome = self._apply(outcome)
             self._respond(outcome)
-            answer = StoredAnswer(checked.digest, msgspec.json.encode(outcome.response))
+            answer = StoredAnswer(request.digest, msgspec.json.encode(outcome.response))
             self.outbox.remember_answer(
-                command, checked.transaction, answer, expires=checked.expires, now=wall_now
+                command, request.transaction, answer, expires=request.expires, now=wall_now
             )
 
-    def _apply(self, outcome: commands.CommandOutcome) -> commands.CommandOutcome:
+    def _apply(self, outcome: CommandOutcome) -> CommandOutcome:
         """What only the shell can do of an accepted request; the outcome with its data."""
         if outcome.new_game:
             game_id = new_game_id(self.options.table)
@@ -536,7 +539,7 @@ class TableDaemon:
             outcome = outcome.with_data(**self._replay(outcome.replay_from))
         return outcome
 
-    def _respond(self, outcome: commands.CommandOutcome) -> None:
+    def _respond(self, outcome: CommandOutcome) -> None:
         response = outcome.response
         what = "repeat, answered as before" if outcome.repeated else response.error or "done"
         log.info("%s %s: %s", outcome.command, response.status, what)
@@ -544,11 +547,11 @@ class TableDaemon:
 
     def _replay(self, from_seq: int) -> dict[str, int | bool | None]:
         """Queue the journaled events from ``from_seq`` again, with their original seq."""
-        from bridge.wire import commands
+        from bridge.wire.commands import MAX_REPLAY
 
-        rows = self.outbox.journal_since(from_seq, commands.MAX_REPLAY + 1)
-        more = len(rows) > commands.MAX_REPLAY
-        rows = rows[: commands.MAX_REPLAY]
+        rows = self.outbox.journal_since(from_seq, MAX_REPLAY + 1)
+        more = len(rows) > MAX_REPLAY
+        rows = rows[:MAX_REPLAY]
         self.outbox.requeue(rows)
         return {
             "count": len(rows),

@@ -151,7 +151,8 @@ bridge.__main__._parser(only_run=True).parse_args(run)
 from drivers import create_link, parse_board_uri
 create_link(parse_board_uri("dgt:/dev/null"), lambda event: None)
 ours = ("bridge.views", "bridge.relay", "bridge.demo", "bridge.wire.commands",
-        "bridge.wire.discovery", "bridge.install", "drivers.emulation", "secrets", "tomllib")
+        "bridge.table.commands", "bridge.wire.discovery", "bridge.install", "drivers.emulation",
+        "secrets", "tomllib")
 print(sorted(m for m in sys.modules if m.startswith(ours)))
 print(sorted(made))
 """
