@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import NoReturn
 
 from bridge import __version__, logs
-from bridge.mqtt.outbox import OutboxLockedError, OutboxUnavailableError
 from bridge.mqtt.publisher import TableTakenError
+from bridge.mqtt.state_dir import OutboxLockedError, OutboxUnavailableError
 from bridge.table.daemon import DaemonOptions, TableDaemon
 from bridge.wire.config import (
     DEFAULT_RULES,

@@ -30,8 +30,9 @@ from bridge import __version__
 from bridge.arbiter import rules
 from bridge.arbiter.engine import Arbiter, EngineConfig, GameSnapshot
 from bridge.arbiter.facts import ClockPressed, Fact, MovePlayed, TouchReported
-from bridge.mqtt.outbox import Outbox, StoredAnswer
+from bridge.mqtt.outbox import Outbox
 from bridge.mqtt.publisher import Publisher
+from bridge.mqtt.records import StoredAnswer
 from bridge.table import sdnotify
 from bridge.table.lights import SquareLights
 from bridge.table.supervisor import BoardSupervisor
