@@ -31,8 +31,10 @@ from bridge.mqtt.state_dir import OutboxLockedError, OutboxUnavailableError
 from bridge.table.daemon import DaemonOptions, TableDaemon
 from bridge.wire.config import (
     DEFAULT_RULES,
+    BrokerSettings,
     Config,
     ConfigError,
+    broker_settings,
     check_rules,
     decode,
     link_settings,
@@ -387,16 +389,28 @@ def _broker(args: argparse.Namespace, config: Config) -> str:
     return url
 
 
+def _broker_settings_or_say(
+    args: argparse.Namespace, config: Config, prog: str
+) -> BrokerSettings | None:
+    """The broker's settings (``--broker`` or the config's URL, the config's ``[broker]``);
+    ``None`` once said why not."""
+    try:
+        return broker_settings(_broker(args, config), config.broker)
+    except ValueError as exc:
+        logs.fatal(str(exc), prog=prog)
+        return None
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     try:
         config = _load_config(args.config)
         board = parse_board_uri(args.board)
         rules = check_rules(args.rules or config.rules or DEFAULT_RULES)
+        broker = broker_settings(_broker(args, config), config.broker)
     except (ConfigError, ValueError) as exc:
         logs.fatal(str(exc))
         return EXIT_CONFIG
     state_dir = args.state_dir or _default_state_dir(args.table)
-    broker = _broker(args, config)
     options = DaemonOptions(
         board=board,
         table=args.table,
@@ -414,7 +428,7 @@ async def _run(options: DaemonOptions, stop: asyncio.Event) -> int:
     except (OutboxLockedError, OutboxUnavailableError, OSError) as exc:
         logs.fatal(str(exc))
         return EXIT_TEMPFAIL
-    except ValueError as exc:  # the broker URL, the table id, the TLS files
+    except ValueError as exc:  # the table id, the TLS files
         logs.fatal(str(exc))
         return EXIT_CONFIG
     try:
@@ -505,18 +519,16 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     config = _config_or_say(args)
     if config is None:
         return EXIT_USAGE
+    broker = _broker_settings_or_say(args, config, "chessbridge watch")
+    if broker is None:
+        return EXIT_USAGE
 
     return _until_signalled(
         lambda stop: watch(
-            _broker(args, config),
+            broker,
             table=args.table,
             plain=args.plain,
-            username=config.broker.username,
-            password=config.broker.password,
             stop=stop,  # SIGTERM and Ctrl-C end the view cleanly, exit 0
-            ca_file=config.broker.ca_file,
-            cert_file=config.broker.cert_file,
-            key_file=config.broker.key_file,
             room_view=args.room,
         )
     )
@@ -543,18 +555,12 @@ def _cmd_send(args: argparse.Namespace) -> int:
     config = _config_or_say(args)
     if config is None:
         return EXIT_USAGE
+    broker = _broker_settings_or_say(args, config, "chessbridge send")
+    if broker is None:
+        return EXIT_USAGE
     from bridge.views.send import send
 
-    return asyncio.run(
-        send(
-            args.table,
-            args.command,
-            args.fields,
-            broker=_broker(args, config),
-            config=config,
-            wait=args.wait,
-        )
-    )
+    return asyncio.run(send(args.table, args.command, args.fields, broker=broker, wait=args.wait))
 
 
 def _cmd_emulate(args: argparse.Namespace) -> int:

@@ -37,7 +37,7 @@ from bridge.table import sdnotify
 from bridge.table.lights import SquareLights
 from bridge.table.supervisor import BoardSupervisor
 from bridge.wire import payloads
-from bridge.wire.config import Config, link_settings
+from bridge.wire.config import BrokerSettings, Config, link_settings
 from drivers import FAMILIES, BoardUri, create_link
 from drivers.errors import LinkError
 from drivers.events import BoardEvent, BoardSnapshot, ClockSide, Occupant
@@ -90,7 +90,7 @@ class DaemonOptions(msgspec.Struct, kw_only=True):
 
     board: BoardUri
     table: str
-    broker: str
+    broker: BrokerSettings
     rules: str
     state_dir: Path
     config: Config = msgspec.field(default_factory=Config)
@@ -107,20 +107,12 @@ class TableDaemon:
         self._engine_config = engine_config(options)
         self.assignment = payloads.Assignment()
         self.game_id, self.arbiter = self._load_game()
-        broker = options.config.broker
         self.publisher = Publisher(
             options.table,
             options.broker,
             self.outbox,
-            username=broker.username,
-            password=broker.password,
-            ca_file=None if broker.ca_file is None else Path(broker.ca_file),
-            cert_file=None if broker.cert_file is None else Path(broker.cert_file),
-            key_file=None if broker.key_file is None else Path(broker.key_file),
             game_id=self.game_id,
             on_request=self._on_request,
-            mqtt5=broker.mqtt5,
-            connect_jitter=broker.connect_jitter,
         )
         self._describe(options)
         self.outbox.on_trouble = self._storage_trouble
