@@ -3,17 +3,6 @@ install, uninstall."""
 
 from __future__ import annotations
 
-import gc
-
-# The garbage collector is paused while the modules below load (the dependencies' and ours),
-# and what they made is then frozen (``gc.freeze``: left out of every later collection). Those
-# objects live as long as the process: the 57-67 collections the imports ran freed a few hundred
-# objects and took 7-10 ms of a 0.19 s start here (more on a Pi), and every full collection
-# afterwards would scan them all again (some 44,000). The collector runs again at the end of
-# the imports, if it ran before.
-_collecting = gc.isenabled()
-gc.disable()
-
 import argparse
 import asyncio
 import contextlib
@@ -23,27 +12,25 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn, TypeAlias
 
 from bridge import __version__, logs
-from bridge.mqtt.outbox import OutboxLockedError, OutboxUnavailableError
 from bridge.mqtt.publisher import TableTakenError
+from bridge.mqtt.state_dir import OutboxLockedError, OutboxUnavailableError
 from bridge.table.daemon import DaemonOptions, TableDaemon
 from bridge.wire.config import (
     DEFAULT_RULES,
+    BrokerSettings,
     Config,
     ConfigError,
+    broker_settings,
     check_rules,
     decode,
     link_settings,
     with_environment,
 )
-from drivers import parse_board_uri
+from drivers import EMULATED, parse_board_uri
 from drivers.errors import LinkError
-
-gc.freeze()
-if _collecting:
-    gc.enable()
 
 log = logging.getLogger("chessbridge")
 
@@ -73,7 +60,7 @@ event/alert, event/result)."""
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``chessbridge`` console script."""
     arguments = sys.argv[1:] if argv is None else list(argv)
-    parser = _parser(only_run=arguments[:1] == ["run"])
+    parser = _parser()
     try:
         args = parser.parse_args(arguments)
     except SystemExit as exc:
@@ -105,10 +92,14 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
-def _parser(*, only_run: bool = False) -> argparse.ArgumentParser:
-    """The command line's parser. ``only_run``: without the other commands' parsers, for a
-    command line that starts with ``run`` (the daemon's start: building the other eight took
-    6-7 ms, 2 % of it); ``run`` parses and says its errors the same either way."""
+if TYPE_CHECKING:
+    # What ``add_subparsers`` returns (argparse has no public name for it).
+    Subparsers: TypeAlias = argparse._SubParsersAction[_Parser]
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The command line's parser: one subcommand parser per command, each built by its own
+    function below."""
     parser = _Parser(
         prog="chessbridge",
         description=DESCRIPTION,
@@ -116,7 +107,23 @@ def _parser(*, only_run: bool = False) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"chessbridge {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for add in (
+        _add_run,
+        _add_demo,
+        _add_watch,
+        _add_relay,
+        _add_send,
+        _add_emulate,
+        _add_broker_command,
+        _add_scan,
+        _add_install,
+        _add_uninstall,
+    ):
+        add(sub)
+    return parser
 
+
+def _add_run(sub: Subparsers) -> None:
     run = sub.add_parser(
         "run",
         help="run the daemon for one table",
@@ -152,9 +159,9 @@ def _parser(*, only_run: bool = False) -> argparse.ArgumentParser:
     )
     _add_verbose(run)
     run.set_defaults(func=_cmd_run)
-    if only_run:
-        return parser
 
+
+def _add_demo(sub: Subparsers) -> None:
     demo = sub.add_parser(
         "demo",
         help="a whole table in one process: broker, emulated board, daemon, live view",
@@ -182,6 +189,8 @@ def _parser(*, only_run: bool = False) -> argparse.ArgumentParser:
     _add_verbose(demo)
     demo.set_defaults(func=_cmd_demo)
 
+
+def _add_watch(sub: Subparsers) -> None:
     watch = sub.add_parser(
         "watch",
         help="live terminal view of one or all tables",
@@ -202,6 +211,8 @@ def _parser(*, only_run: bool = False) -> argparse.ArgumentParser:
     )
     watch.set_defaults(func=_cmd_watch)
 
+
+def _add_relay(sub: Subparsers) -> None:
     relay = sub.add_parser(
         "relay",
         help="every table as live PGN (and pushed to lichess), and the arbiters' web page",
@@ -227,6 +238,8 @@ def _parser(*, only_run: bool = False) -> argparse.ArgumentParser:
     _add_verbose(relay)
     relay.set_defaults(func=_cmd_relay)
 
+
+def _add_send(sub: Subparsers) -> None:
     send = sub.add_parser(
         "send",
         help="send an arbiter's command to a table and print its response",
@@ -247,6 +260,8 @@ def _parser(*, only_run: bool = False) -> argparse.ArgumentParser:
     )
     send.set_defaults(func=_cmd_send)
 
+
+def _add_emulate(sub: Subparsers) -> None:
     emulate = sub.add_parser(
         "emulate",
         help="an emulated board to play by hand, for trying without hardware",
@@ -256,9 +271,7 @@ def _parser(*, only_run: bool = False) -> argparse.ArgumentParser:
         "typing commands on stdin (e2e4, press, lift e2, place e4 P, knock, reset, a FEN; help "
         "lists them all), or play a PGN game with --play.",
     )
-    from drivers.emulation import emulated_families  # the emulators: not on run's path
-
-    emulate.add_argument("family", choices=emulated_families(), help="board family")
+    emulate.add_argument("family", choices=EMULATED, help="board family")
     emulate.add_argument(
         "--play", metavar="FILE.pgn", type=Path, help="play this game's moves, then take commands"
     )
@@ -274,6 +287,8 @@ def _parser(*, only_run: bool = False) -> argparse.ArgumentParser:
     )
     emulate.set_defaults(func=_cmd_emulate)
 
+
+def _add_broker_command(sub: Subparsers) -> None:
     broker = sub.add_parser(
         "broker",
         help="an MQTT broker for trying chessbridge on one machine (the demo extra's)",
@@ -292,6 +307,8 @@ def _parser(*, only_run: bool = False) -> argparse.ArgumentParser:
     )
     broker.set_defaults(func=_cmd_broker)
 
+
+def _add_scan(sub: Subparsers) -> None:
     scan = sub.add_parser(
         "scan",
         help="the boards in reach, each with its board URI",
@@ -318,8 +335,8 @@ def _parser(*, only_run: bool = False) -> argparse.ArgumentParser:
     _add_config(scan, "TOML config ([ble] radio)")
     scan.set_defaults(func=_cmd_scan)
 
-    from bridge.install.args import add_arguments  # argparse only: run never loads the installer
 
+def _add_install(sub: Subparsers) -> None:
     install = sub.add_parser(
         "install",
         help="set up this Pi's service for a table (as root)",
@@ -328,16 +345,39 @@ def _parser(*, only_run: bool = False) -> argparse.ArgumentParser:
         "the service group bluetooth, install the systemd unit, then enable and start "
         "chessbridge@TABLE. Running it again changes only what differs.",
     )
+    install.add_argument("--table", required=True, metavar="ID", help="table id, e.g. t042")
+    install.add_argument(
+        "--board", required=True, metavar="URI", help="the board, e.g. dgt:/dev/ttyACM0"
+    )
+    install.add_argument(
+        "--broker", required=True, metavar="URL", help="mqtt://host:1883 or mqtts://host:8883"
+    )
+    install.add_argument(
+        "--username",
+        metavar="NAME",
+        help="this table's broker account (default: $CHESSBRIDGE_MQTT_USERNAME, else none); "
+        "the password comes from $CHESSBRIDGE_MQTT_PASSWORD or is asked for",
+    )
+    _add_install_target(install)
+    install.set_defaults(func=_cmd_install)
+
+
+def _add_uninstall(sub: Subparsers) -> None:
     uninstall = sub.add_parser(
         "uninstall",
         help="remove a table's service from this Pi (as root)",
         description="Stop and disable chessbridge@TABLE and remove its files; the state "
         "directory stays unless --purge.",
     )
-    add_arguments(install, uninstall)
-    install.set_defaults(func=_cmd_install)
+    uninstall.add_argument("--table", required=True, metavar="ID", help="table id, e.g. t042")
+    uninstall.add_argument(
+        "--purge",
+        action="store_true",
+        help="also delete the table's state (facts not yet sent, the game) and, with the last "
+        "table, the system user",
+    )
+    _add_install_target(uninstall)
     uninstall.set_defaults(func=_cmd_uninstall)
-    return parser
 
 
 # -- options several commands share, each with its command's own help text -----------------
@@ -357,6 +397,20 @@ def _add_state_dir(command: argparse.ArgumentParser, help_text: str) -> None:
 
 def _add_verbose(command: argparse.ArgumentParser) -> None:
     command.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+
+
+def _add_install_target(command: argparse.ArgumentParser) -> None:
+    """``install`` and ``uninstall``: a dry run, and the root they work on."""
+    command.add_argument(
+        "--dry-run", action="store_true", help="print what would be done, change nothing"
+    )
+    command.add_argument(
+        "--root",
+        metavar="DIR",
+        default="/",
+        help="work on DIR as if it were / (an image being prepared): files are written "
+        "there, commands are listed but not run",
+    )
 
 
 # -- run ------------------------------------------------------------------------------------
@@ -387,16 +441,28 @@ def _broker(args: argparse.Namespace, config: Config) -> str:
     return url
 
 
+def _broker_settings_or_say(
+    args: argparse.Namespace, config: Config, prog: str
+) -> BrokerSettings | None:
+    """The broker's settings (``--broker`` or the config's URL, the config's ``[broker]``);
+    ``None`` once said why not."""
+    try:
+        return broker_settings(_broker(args, config), config.broker)
+    except ValueError as exc:
+        logs.fatal(str(exc), prog=prog)
+        return None
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     try:
         config = _load_config(args.config)
         board = parse_board_uri(args.board)
         rules = check_rules(args.rules or config.rules or DEFAULT_RULES)
+        broker = broker_settings(_broker(args, config), config.broker)
     except (ConfigError, ValueError) as exc:
         logs.fatal(str(exc))
         return EXIT_CONFIG
     state_dir = args.state_dir or _default_state_dir(args.table)
-    broker = _broker(args, config)
     options = DaemonOptions(
         board=board,
         table=args.table,
@@ -414,7 +480,7 @@ async def _run(options: DaemonOptions, stop: asyncio.Event) -> int:
     except (OutboxLockedError, OutboxUnavailableError, OSError) as exc:
         logs.fatal(str(exc))
         return EXIT_TEMPFAIL
-    except ValueError as exc:  # the broker URL, the table id, the TLS files
+    except ValueError as exc:  # the table id, the TLS files
         logs.fatal(str(exc))
         return EXIT_CONFIG
     try:
@@ -505,18 +571,16 @@ def _cmd_watch(args: argparse.Namespace) -> int:
     config = _config_or_say(args)
     if config is None:
         return EXIT_USAGE
+    broker = _broker_settings_or_say(args, config, "chessbridge watch")
+    if broker is None:
+        return EXIT_USAGE
 
     return _until_signalled(
         lambda stop: watch(
-            _broker(args, config),
+            broker,
             table=args.table,
             plain=args.plain,
-            username=config.broker.username,
-            password=config.broker.password,
             stop=stop,  # SIGTERM and Ctrl-C end the view cleanly, exit 0
-            ca_file=config.broker.ca_file,
-            cert_file=config.broker.cert_file,
-            key_file=config.broker.key_file,
             room_view=args.room,
         )
     )
@@ -543,18 +607,12 @@ def _cmd_send(args: argparse.Namespace) -> int:
     config = _config_or_say(args)
     if config is None:
         return EXIT_USAGE
+    broker = _broker_settings_or_say(args, config, "chessbridge send")
+    if broker is None:
+        return EXIT_USAGE
     from bridge.views.send import send
 
-    return asyncio.run(
-        send(
-            args.table,
-            args.command,
-            args.fields,
-            broker=_broker(args, config),
-            config=config,
-            wait=args.wait,
-        )
-    )
+    return asyncio.run(send(args.table, args.command, args.fields, broker=broker, wait=args.wait))
 
 
 def _cmd_emulate(args: argparse.Namespace) -> int:

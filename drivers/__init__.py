@@ -126,6 +126,9 @@ SCHEMES: Final = MappingProxyType({scheme: f.description for scheme, f in FAMILI
 AVAILABLE: Final = frozenset(scheme for scheme, f in FAMILIES.items() if f.module is not None)
 """Schemes with a driver in this version."""
 
+EMULATED: Final = tuple(sorted(scheme for scheme, f in FAMILIES.items() if f.emulator is not None))
+"""Schemes whose family has an emulator (``chessbridge emulate``), sorted."""
+
 
 class BoardUri(msgspec.Struct, frozen=True):
     """A parsed board URI: ``scheme:address``."""

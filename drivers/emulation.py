@@ -99,9 +99,9 @@ def has_clock(board: EmulatedBoard) -> bool:
 
 def emulated_families() -> list[str]:
     """The board URI schemes whose family has an emulator (``FAMILIES``' ``emulator``)."""
-    from drivers import FAMILIES
+    from drivers import EMULATED
 
-    return sorted(scheme for scheme, family in FAMILIES.items() if family.emulator is not None)
+    return list(EMULATED)
 
 
 def create_emulator(

@@ -22,7 +22,7 @@ import pytest
 
 from bridge.relay.run import run_relay
 from bridge.table.daemon import DaemonOptions, TableDaemon
-from bridge.wire.config import DEFAULT_RULES, Config
+from bridge.wire.config import DEFAULT_RULES, Config, broker_settings
 from drivers import BoardUri
 from drivers.dgt.emulator import DgtEmulator
 from tests.conftest import Mosquitto
@@ -135,7 +135,7 @@ async def running_table(
             DaemonOptions(
                 board=BoardUri("dgt", emu.path),
                 table=table,
-                broker=broker.url,
+                broker=broker_settings(broker.url),
                 rules=DEFAULT_RULES,
                 state_dir=state_dir,
             )

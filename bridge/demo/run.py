@@ -44,11 +44,11 @@ from bridge.demo.game import (
     perform,
     press_side,
 )
-from bridge.mqtt.session import BrokerSettings
+from bridge.mqtt.session import check_tls
 from bridge.table.daemon import DaemonOptions, TableDaemon
 from bridge.views.shell import Caption
-from bridge.wire import commands
-from bridge.wire.config import DEFAULT_RULES, Config
+from bridge.wire import payloads
+from bridge.wire.config import DEFAULT_RULES, BrokerSettings, Config, broker_settings
 from drivers import BoardUri
 from drivers.choreography import Style
 from drivers.dgt.emulator import DgtEmulator
@@ -125,22 +125,22 @@ async def _run(
                 DaemonOptions(
                     board=BoardUri("dgt", emu.path),
                     table=options.table,
-                    broker=url,
+                    broker=_daemon_broker(settings, embedded),
                     rules=DEFAULT_RULES,
                     state_dir=Path(state),
-                    config=_daemon_config(options.config, embedded),
+                    config=options.config,
                 )
             )
             # The players, for the headers of the PGN a relay makes of the demo's game.
-            daemon.assignment = commands.Assignment(
+            daemon.assignment = payloads.Assignment(
                 white=game.white, black=game.black, event=game.event, round="1", board=1
             )
             tasks = [
                 asyncio.create_task(daemon.run(finished), name="daemon"),
-                asyncio.create_task(_view(url, options, caption, finished, settings), name="view"),
+                asyncio.create_task(_view(options, caption, finished, settings), name="view"),
             ]
             player = asyncio.create_task(
-                _play(emu, daemon, game, options.speed, caption, title), name="player"
+                _play(emu, daemon, game, options.speed, caption, title, url), name="player"
             )
             stopper = asyncio.create_task(stop.wait(), name="stop")
             ok = stopped = False
@@ -167,14 +167,12 @@ async def _run(
     return 1
 
 
-def _daemon_config(config: Config, embedded: bool) -> Config:
+def _daemon_broker(settings: BrokerSettings, embedded: bool) -> BrokerSettings:
     """The embedded broker (amqtt) speaks MQTT 3.1.1 only and does not answer an MQTT 5
     connection at all: the daemon is told so."""
     if not embedded:
-        return config
-    return msgspec.structs.replace(
-        config, broker=msgspec.structs.replace(config.broker, mqtt5=False)
-    )
+        return settings
+    return msgspec.structs.replace(settings, mqtt5=False)
 
 
 async def _play(
@@ -184,8 +182,10 @@ async def _play(
     speed: float,
     caption: Caption,
     title: str,
+    url: str,
 ) -> bool:
-    """Play ``game`` by hand on the emulator; true when the daemon recorded it all.
+    """Play ``game`` by hand on the emulator; true when the daemon recorded it all (its
+    broker at ``url``).
 
     Two irregularities are staged, as docs/product.md promises of the demo, and announced first: a
     touch-move breach and an illegal move completed by the clock (then taken back and replaced
@@ -199,7 +199,7 @@ async def _play(
         await asyncio.wait_for(daemon.publisher.connected.wait(), CONNECT_WITHIN)
     except TimeoutError:
         raise DemoError(
-            f"the daemon did not reach the MQTT broker {daemon.options.broker} within "
+            f"the daemon did not reach the MQTT broker {url} within "
             f"{CONNECT_WITHIN:.0f} s: check the URL, the network and the credentials"
         ) from None
     rng = random.Random(1858)
@@ -238,34 +238,20 @@ async def _play(
 
 
 async def _view(
-    url: str,
-    options: DemoOptions,
-    caption: Caption,
-    stop: asyncio.Event,
-    settings: BrokerSettings,
+    options: DemoOptions, caption: Caption, stop: asyncio.Event, settings: BrokerSettings
 ) -> None:
     from bridge.views.shell import watch
 
-    broker = options.config.broker
-    await watch(
-        url,
-        table=options.table,
-        plain=not options.view,
-        username=settings.username,
-        password=settings.password,
-        stop=stop,
-        ca_file=broker.ca_file,
-        cert_file=broker.cert_file,
-        key_file=broker.key_file,
-        caption=caption,
-    )
+    await watch(settings, table=options.table, plain=not options.view, stop=stop, caption=caption)
 
 
 def _settings(url: str, config: Config) -> BrokerSettings:
     try:
-        return BrokerSettings.from_config(url, config.broker)
+        settings = broker_settings(url, config.broker)
+        check_tls(settings)
     except ValueError as exc:
         raise DemoError(str(exc)) from exc
+    return settings
 
 
 def _join_hint(url: str, settings: BrokerSettings, embedded: bool) -> str:

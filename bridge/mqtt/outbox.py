@@ -50,36 +50,35 @@ outbox keeps what it could not write in memory (:attr:`Outbox.trouble` says why,
 :meth:`Outbox.retry` succeeds. What was sent and acknowledged meanwhile is not written (its
 journal copy is). Only a crash before the space returns loses the unwritten part. A restart on a
 full disk would fail at the epoch increment, so the outbox keeps a reserve file
-(``outbox.reserve``, :data:`RESERVE_SIZE`) and gives back one :data:`RESERVE_STEP` of it each
-time it opens on a full disk; it grows it back once it can write again. If even that is gone,
-the epoch of that run is kept in memory and its ``seq`` numbers jump ahead by a random amount,
-so that ``(epoch, seq)`` stays unique should that run also end before the space returns.
+(``outbox.reserve``, :mod:`bridge.mqtt.state_dir`) and gives back one step of it each time it
+opens on a full disk; it grows it back once it can write again. If even that is gone, the epoch
+of that run is kept in memory and its ``seq`` numbers jump ahead by a random amount, so that
+``(epoch, seq)`` stays unique should that run also end before the space returns.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import itertools
 import os
 import random
-import shutil
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Final, Literal, Self
 
-import msgspec
+from bridge.mqtt import state_dir as disk
+from bridge.mqtt.records import (
+    SCHEMA,
+    SCHEMA_VERSION,
+    OutboxRow,
+    PayloadFactory,
+    StoredAnswer,
+    Unwritten,
+)
+from bridge.mqtt.state_dir import OutboxUnavailableError, cannot_write
 
-DB_NAME: Final = "outbox.sqlite3"
-LOCK_NAME: Final = "outbox.lock"
-RESERVE_NAME: Final = "outbox.reserve"
-RESERVE_SIZE: Final = 512 * 1024
-"""Bytes kept in reserve for opening the outbox (and counting the epoch) on a full disk."""
-RESERVE_STEP: Final = 128 * 1024
-"""Bytes of the reserve given back per open on a full disk (an open needs about 50 KB)."""
-NO_SPACE: Final = "no space left on the disk"
 SEQ_JUMP: Final = (1_000_000, 1_000_000_000)
 """Range of the random jump of ``seq`` in a run whose epoch could not be written."""
 JOURNAL_SIZE: Final = 10_000
@@ -87,100 +86,11 @@ JOURNAL_SIZE: Final = 10_000
 TAIL_ROWS: Final = 1_000
 """Rows stored and not yet acknowledged that the outbox also holds in memory, so that sending
 them needs no query; past this many (a broker out of reach), the disk alone holds them."""
-_SCHEMA_VERSION: Final = 1
-
-_SCHEMA: Final = """
-CREATE TABLE IF NOT EXISTS counter (
-    name TEXT PRIMARY KEY,
-    value INTEGER NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS outbox (
-    seq INTEGER PRIMARY KEY,
-    topic TEXT NOT NULL,
-    payload BLOB NOT NULL,
-    retain INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS outbox_retained ON outbox (topic) WHERE retain;
-CREATE TABLE IF NOT EXISTS journal (
-    seq INTEGER PRIMARY KEY,
-    topic TEXT NOT NULL,
-    payload BLOB NOT NULL
-);
-CREATE TABLE IF NOT EXISTS kv (
-    key TEXT PRIMARY KEY,
-    value BLOB NOT NULL
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS answered (
-    command TEXT NOT NULL,
-    txn TEXT NOT NULL,
-    digest BLOB NOT NULL,
-    response BLOB NOT NULL,
-    expires REAL NOT NULL,
-    PRIMARY KEY (command, txn)
-) WITHOUT ROWID;
-INSERT OR IGNORE INTO counter (name, value) VALUES ('epoch', 0), ('seq', 0);
-"""
-
 
 _SET_SEQ: Final = "UPDATE counter SET value = ? WHERE name = 'seq'"
 
-
-class OutboxLockedError(RuntimeError):
-    """This state directory's outbox is already open (in this or another process)."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(
-            f"the outbox in {str(path)!r} is already open (in this or another process); "
-            "give each table its own state directory"
-        )
-        self.path = path
-
-
-class OutboxUnavailableError(RuntimeError):
-    """The outbox cannot even be opened: the disk has no room left at all (or fails)."""
-
-    def __init__(self, path: Path, reason: str) -> None:
-        super().__init__(
-            f"cannot open the outbox in {str(path)!r}: {reason}; free space on that file system "
-            "(or mend it) and start again"
-        )
-        self.path = path
-
-
-class StoredAnswer(msgspec.Struct, frozen=True):
-    """A request answered before: the digest of the request and the response sent."""
-
-    digest: bytes
-    response: bytes
-
-
-class OutboxRow(msgspec.Struct, frozen=True):
-    """One stored payload waiting for the broker's acknowledgement."""
-
-    seq: int
-    topic: str
-    payload: bytes
-    retain: bool
-
-
-PayloadFactory = Callable[[int, int], bytes]
-"""Builds the payload for ``(epoch, seq)``."""
-
 _Write = Callable[[sqlite3.Connection], None]
 _Keep = Callable[[], None]
-
-
-class _Unwritten(msgspec.Struct):
-    """What the disk would not take yet, kept in memory until :meth:`Outbox.retry`."""
-
-    rows: dict[int, OutboxRow] = msgspec.field(default_factory=dict)
-    journal: list[OutboxRow] = msgspec.field(default_factory=list)
-    kv: dict[str, bytes] = msgspec.field(default_factory=dict)
-    answers: dict[tuple[str, str], tuple[StoredAnswer, float]] = msgspec.field(default_factory=dict)
-    acks: set[int] = msgspec.field(default_factory=set)
-    """Rows on disk that were sent (or replaced) but could not be deleted."""
-    epoch: bool = False
-    """The epoch increment of this run is not on disk."""
 
 
 class Outbox:
@@ -220,20 +130,20 @@ class Outbox:
         self._tail_retained: dict[str, int] = {}
         """The ``seq`` of the retained row of each topic in :attr:`_tail`."""
         self._unseen = 0
-        """Rows waiting on disk (or in memory, see :class:`_Unwritten`) with a ``seq`` up to
+        """Rows waiting on disk (or in memory, see :class:`Unwritten`) with a ``seq`` up to
         this may be missing from :attr:`_tail` (left from before the open, requeued, or from
         a batch that raised): :meth:`pending` queries until it has seen them go. 0: none."""
         self._depth = 0
-        self._unwritten: _Unwritten | None = None
+        self._unwritten: Unwritten | None = None
         self.trouble: str | None = None
         """Why the disk cannot be written now (``None``: everything is on disk)."""
         self.on_trouble: Callable[[str | None], None] | None = None
         """Told when the disk stops taking writes (the reason) and when it takes them again."""
         state_dir.mkdir(parents=True, exist_ok=True)
         self.state_dir = state_dir
-        self.path = state_dir / DB_NAME
-        self._reserve = state_dir / RESERVE_NAME
-        self._lock_fd = _lock(state_dir / LOCK_NAME)
+        self.path = state_dir / disk.DB_NAME
+        self._reserve = state_dir / disk.RESERVE_NAME
+        self._lock_fd = disk.lock(state_dir / disk.LOCK_NAME)
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None)
         except BaseException:
@@ -246,7 +156,7 @@ class Outbox:
             os.close(self._lock_fd)
             raise
         if self._unwritten is None:
-            self._grow_reserve()
+            disk.grow_reserve(self._reserve)
             if not defer_sync:
                 self.sync()
 
@@ -261,7 +171,7 @@ class Outbox:
                     raise
                 if self._db.in_transaction:
                     self._db.execute("ROLLBACK")
-                if not self._shrink_reserve():
+                if not disk.shrink_reserve(self._reserve):
                     break
         # No reserve left: run on an epoch kept in memory (see the module docstring), if the
         # disk lets us read (a database closed cleanly needs room for its WAL index even then).
@@ -271,7 +181,7 @@ class Outbox:
             raise OutboxUnavailableError(
                 self.state_dir, cannot_write(exc, self.state_dir) or str(exc)
             ) from exc
-        self._unwritten = _Unwritten(epoch=True)
+        self._unwritten = Unwritten(epoch=True)
         self.trouble = reason
         return epoch + 1, last_seq + random.randint(*SEQ_JUMP)
 
@@ -280,15 +190,15 @@ class Outbox:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute(f"PRAGMA synchronous={synchronous}")  # the epoch is synced by sync()
         (version,) = db.execute("PRAGMA user_version").fetchone()
-        if version > _SCHEMA_VERSION:
+        if version > SCHEMA_VERSION:
             raise sqlite3.DatabaseError(
                 f"{self.path} has outbox schema {version}, newer than this version knows"
             )
         db.executescript(
             "BEGIN IMMEDIATE;"
-            + _SCHEMA
+            + SCHEMA
             + "UPDATE counter SET value = value + 1 WHERE name = 'epoch';"
-            + f"PRAGMA user_version = {_SCHEMA_VERSION};"
+            + f"PRAGMA user_version = {SCHEMA_VERSION};"
             + "COMMIT;"
         )
         # No automatic checkpoint inside a commit (it syncs the database file: a stall of up to
@@ -553,9 +463,9 @@ class Outbox:
         for keep in keeps:
             keep()
 
-    def _kept(self) -> _Unwritten:
+    def _kept(self) -> Unwritten:
         if self._unwritten is None:
-            self._unwritten = _Unwritten()
+            self._unwritten = Unwritten()
         return self._unwritten
 
     def _set_trouble(self, reason: str | None) -> None:
@@ -614,7 +524,7 @@ class Outbox:
             self._set_trouble(reason)
             return False
         self._set_trouble(None)
-        self._grow_reserve()
+        disk.grow_reserve(self._reserve)
         return True
 
     def _prune_journal(self, db: sqlite3.Connection) -> None:
@@ -737,15 +647,7 @@ class Outbox:
 
         Safe to call from another thread (the daemon runs it while it opens the board).
         """
-        for path in (self.path.with_name(self.path.name + "-wal"), self.state_dir):
-            try:
-                fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-            except FileNotFoundError:
-                continue  # no WAL yet: nothing is committed in it
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+        disk.sync(self.path, self.state_dir)
 
     def checkpoint(self) -> None:
         """Copy the WAL into the database file, on a connection of its own.
@@ -781,64 +683,3 @@ class Outbox:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-    def _grow_reserve(self) -> None:
-        """Bring the reserve back to :data:`RESERVE_SIZE`, if the disk has room."""
-        try:
-            fd = os.open(self._reserve, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        except OSError:
-            return
-        try:
-            if os.fstat(fd).st_size < RESERVE_SIZE:
-                os.posix_fallocate(fd, 0, RESERVE_SIZE)
-        except OSError:
-            pass  # no room now: grown again after the next successful retry
-        finally:
-            os.close(fd)
-
-    def _shrink_reserve(self) -> bool:
-        """Give back one step of the reserve; false if there was none left."""
-        try:
-            size = self._reserve.stat().st_size
-        except OSError:
-            return False
-        if size <= 0:
-            return False
-        os.truncate(self._reserve, max(0, size - RESERVE_STEP))
-        return True
-
-
-def cannot_write(exc: sqlite3.Error, where: Path | None = None) -> str | None:
-    """Why SQLite could not write, if the disk is to blame (full, failing, read-only);
-    ``None`` for any other error. ``where`` (a directory on that disk) tells a full disk from a
-    failing one when SQLite says only "disk I/O error" (it does when its WAL index cannot grow).
-    """
-    code = getattr(exc, "sqlite_errorcode", None)
-    if not isinstance(code, int):
-        return None
-    primary = code & 0xFF
-    if primary == sqlite3.SQLITE_FULL:
-        return NO_SPACE
-    if primary == sqlite3.SQLITE_READONLY:
-        return "the file system is read-only"
-    if primary in (sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN):
-        if where is not None:
-            with contextlib.suppress(OSError):
-                if shutil.disk_usage(where).free < RESERVE_STEP:
-                    return NO_SPACE
-        return f"the disk failed ({exc})"
-    return None
-
-
-def _lock(path: Path) -> int:
-    """Take an exclusive lock on ``path``; it is released when the fd closes or the process dies."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise OutboxLockedError(path.parent) from None
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd

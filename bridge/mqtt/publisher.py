@@ -44,7 +44,6 @@ import os
 import random
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Final, Literal
 
 import aiomqtt
@@ -52,15 +51,12 @@ import msgspec
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from bridge.arbiter.facts import Fact
+from bridge.mqtt import session
 from bridge.mqtt.outbox import Outbox
-from bridge.mqtt.session import (
-    BrokerSettings,
-    refused_credentials,
-    refused_protocol,
-    run_sessions,
-)
+from bridge.mqtt.session import check_tls, refused_credentials, refused_protocol, run_sessions
 from bridge.mqtt.window import BrokerLimits, SendWindow
 from bridge.wire import payloads
+from bridge.wire.config import BrokerSettings
 from drivers.backoff import Backoff
 
 _LOGGER = logging.getLogger(__name__)
@@ -99,6 +95,22 @@ class TableTakenError(RuntimeError):
 RequestHandler = Callable[[str, bytes], Awaitable[None]]
 """Called with the command name (the last topic level) and the raw payload of a request."""
 
+
+class PublisherTiming(msgspec.Struct, frozen=True, kw_only=True):
+    """How the publisher keeps its connection: seconds, all of them."""
+
+    keepalive: int = 15
+    """The broker sends the Will after 1.5 times this of silence."""
+    reconnect_min: float = 0.5
+    """First backoff delay."""
+    reconnect_max: float = 30.0
+    """Cap of the backoff delay."""
+    drain_timeout: float = 2.0
+    """How long :meth:`Publisher.stop` lets the outbox drain before going offline."""
+
+
+DEFAULT_TIMING: Final = PublisherTiming()
+
 _SHOWN_BYTES: Final = 200
 """At most this much of a payload from outside is quoted in the log."""
 _MAX_QUEUED_REQUESTS: Final = 100
@@ -110,50 +122,31 @@ class Publisher:
     def __init__(
         self,
         table: str,
-        broker: str,
+        broker: BrokerSettings,
         outbox: Outbox,
         *,
-        username: str | None = None,
-        password: str | None = None,
-        ca_file: Path | None = None,
-        cert_file: Path | None = None,
-        key_file: Path | None = None,
         game_id: str = "",
         on_request: RequestHandler | None = None,
-        client_id: str | None = None,
-        keepalive: int = 15,
-        reconnect_min: float = 0.5,
-        reconnect_max: float = 30.0,
-        drain_timeout: float = 2.0,
+        timing: PublisherTiming = DEFAULT_TIMING,
         clock: Callable[[], float] = time.time,
-        mqtt5: bool = True,
-        connect_jitter: float = 0.0,
     ) -> None:
         """Set up; nothing touches the network before :meth:`run`.
 
         Args:
             table: the table id, the topic level under ``chessbridge/1/table/``.
-            broker: ``mqtt://host[:1883]`` or ``mqtts://host[:8883]``; no credentials in it.
+            broker: where the broker is and how to log in (its ``client_id`` defaults to
+                ``chessbridge-{table}``: with the documented broker config the broker makes it
+                the username anyway), whether to speak MQTT 5 (falling back to 3.1.1 when the
+                broker refuses the version) and how long the first connection may wait at
+                random (``connect_jitter``).
             outbox: this table's outbox; it allocates every ``seq``.
-            username: broker username; with ``password``, never logged.
-            password: broker password.
-            ca_file: CA bundle for ``mqtts`` (default: the system's).
-            cert_file: client certificate for ``mqtts``.
-            key_file: key of the client certificate.
             game_id: the envelope's ``game``; the daemon updates :attr:`game_id`.
             on_request: receives each ``request/{command}`` (command name, payload bytes).
-            client_id: the MQTT client id; default ``chessbridge-{table}`` (with the documented
-                broker config the broker makes it the username anyway).
-            keepalive: seconds; the broker sends the Will after 1.5 times this of silence.
-            reconnect_min: first backoff delay in seconds.
-            reconnect_max: cap of the backoff delay.
-            drain_timeout: how long :meth:`stop` lets the outbox drain before going offline.
+            timing: keepalive, reconnect backoff and drain time.
             clock: wall-clock seconds for the envelope's ``ts``.
-            mqtt5: speak MQTT 5 (falls back to 3.1.1 when the broker refuses the version).
-            connect_jitter: the first connection waits a random time up to this (seconds).
 
         Raises:
-            ValueError: a malformed broker URL, or TLS files with ``mqtt://``.
+            ValueError: an invalid table id, or TLS files that cannot be used.
         """
         payloads.topic(table, "")  # validates the table id
         self.table = table
@@ -164,24 +157,18 @@ class Publisher:
         self.published_count = 0
         """Outbox rows the broker acknowledged (status payloads not counted)."""
 
-        self._broker = BrokerSettings.from_url(
-            broker,
-            username=username,
-            password=password,
-            ca_file=ca_file,
-            cert_file=cert_file,
-            key_file=key_file,
-        )
-        self.broker = self._broker.address
+        check_tls(broker)
+        self._broker = broker
+        self.broker = broker.address
         """``host:port`` of the broker, for logs."""
-        self._client_id = f"chessbridge-{table}" if client_id is None else client_id
+        self._client_id = f"chessbridge-{table}" if broker.client_id is None else broker.client_id
         self.instance = os.urandom(8).hex()
         """This process, in its claim to the table (``claim``; see :class:`TableTakenError`)."""
         self._since = payloads.format_ts(clock())
         self._claimed = False
-        self._keepalive = keepalive
-        self._backoff = Backoff(reconnect_min, reconnect_max)
-        self._drain_timeout = drain_timeout
+        self._keepalive = timing.keepalive
+        self._backoff = Backoff(timing.reconnect_min, timing.reconnect_max)
+        self._drain_timeout = timing.drain_timeout
         self._clock = clock
         self._outbox = outbox
 
@@ -202,9 +189,9 @@ class Publisher:
         self._run_task: asyncio.Task[None] | None = None
         self._session_started = False
         self._requests: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue(_MAX_QUEUED_REQUESTS)
-        self._mqtt5 = mqtt5
+        self._mqtt5 = broker.mqtt5
         """MQTT 5 (Retain As Published, topic aliases) unless the broker speaks only 3.1.1."""
-        self._connect_jitter = connect_jitter
+        self._connect_jitter = broker.connect_jitter
         self._problem: str | None = None
         self._status_changed = asyncio.Event()
         self._reasserting = False
@@ -334,7 +321,8 @@ class Publisher:
     async def _session(self) -> None:
         """One connection: announce, then send and receive until it fails or we stop."""
         online_seq, will = self._reserve_statuses()
-        client = self._broker.client(
+        client = session.client(
+            self._broker,
             identifier=self._client_id,
             will=aiomqtt.Will(self._status_topic, will, qos=1, retain=True),
             keepalive=self._keepalive,

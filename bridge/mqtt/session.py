@@ -1,6 +1,7 @@
 """One way to reach the broker, for the publisher and the views.
 
-:class:`BrokerSettings` turns a broker URL, credentials and TLS files into aiomqtt clients;
+:func:`client` turns :class:`~bridge.wire.config.BrokerSettings` (the broker's address,
+credentials and TLS files) into aiomqtt clients, :func:`check_tls` loads its TLS files at start;
 :func:`run_sessions` runs a connection again and again with :class:`~drivers.backoff.Backoff`
 until asked to stop; :func:`refused_credentials` tells a refused login from an outage.
 """
@@ -17,10 +18,9 @@ from pathlib import Path
 from typing import Final
 
 import aiomqtt
-import msgspec
 from paho.mqtt.reasoncodes import ReasonCode
 
-from bridge.wire.config import BrokerConfig, parse_broker_url
+from bridge.wire.config import BrokerSettings
 from drivers.backoff import Backoff
 
 REFUSED_CREDENTIALS: Final = frozenset({4, 5, 134, 135})
@@ -30,91 +30,49 @@ REFUSED_PROTOCOL: Final = frozenset({1, 132})
 """CONNACK codes for an unacceptable / unsupported protocol version (MQTT 3.1.1 and 5)."""
 
 
-class BrokerSettings(msgspec.Struct, frozen=True, kw_only=True):
-    """Where the broker is and how to log in; the password is never shown by ``repr``."""
+def client(
+    settings: BrokerSettings,
+    *,
+    identifier: str | None = None,
+    will: aiomqtt.Will | None = None,
+    keepalive: int = 30,
+    logger: logging.Logger | None = None,
+    mqtt5: bool = False,
+) -> aiomqtt.Client:
+    """A new client of the broker of ``settings``, for one connection (aiomqtt clients are
+    reusable, not reentrant).
 
-    host: str
-    port: int
-    tls: aiomqtt.TLSParameters | None = None
-    username: str | None = None
-    password: str | None = None
-
-    @classmethod
-    def from_url(
-        cls,
-        url: str,
-        *,
-        username: str | None = None,
-        password: str | None = None,
-        ca_file: str | Path | None = None,
-        cert_file: str | Path | None = None,
-        key_file: str | Path | None = None,
-    ) -> BrokerSettings:
-        """Settings for ``mqtt://host[:port]`` or ``mqtts://host[:port]``.
-
-        Raises:
-            ValueError: a malformed URL, or TLS files with ``mqtt://``.
-        """
-        host, port, tls = parse_broker_url(url)
-        if not tls and (ca_file or cert_file or key_file):
-            raise ValueError("TLS files given but the broker URL is not mqtts://")
-        params = None
-        if tls:
-            check_tls_files(ca_file, cert_file, key_file)
-            params = aiomqtt.TLSParameters(
-                ca_certs=None if ca_file is None else str(ca_file),
-                certfile=None if cert_file is None else str(cert_file),
-                keyfile=None if key_file is None else str(key_file),
-            )
-        return cls(host=host, port=port, tls=params, username=username, password=password)
-
-    @classmethod
-    def from_config(cls, url: str, broker: BrokerConfig) -> BrokerSettings:
-        """:meth:`from_url` with the credentials and TLS files of a config's ``[broker]``."""
-        return cls.from_url(
-            url,
-            username=broker.username,
-            password=broker.password,
-            ca_file=broker.ca_file,
-            cert_file=broker.cert_file,
-            key_file=broker.key_file,
+    With ``mqtt5``, the connection speaks MQTT 5 (a clean start, no session kept), else 3.1.1
+    with a clean session. ``identifier`` defaults to ``settings.client_id``.
+    """
+    tls = None
+    if settings.tls:
+        tls = aiomqtt.TLSParameters(
+            ca_certs=settings.ca_file, certfile=settings.cert_file, keyfile=settings.key_file
         )
+    return aiomqtt.Client(
+        settings.host,
+        settings.port,
+        identifier=settings.client_id if identifier is None else identifier,
+        username=settings.username,
+        password=settings.password,
+        will=will,
+        protocol=aiomqtt.ProtocolVersion.V5 if mqtt5 else aiomqtt.ProtocolVersion.V311,
+        clean_session=None if mqtt5 else True,
+        keepalive=keepalive,
+        tls_params=tls,
+        logger=logger,
+    )
 
-    @property
-    def address(self) -> str:
-        """``host:port``, for logs."""
-        return f"{self.host}:{self.port}"
 
-    def __repr__(self) -> str:
-        return f"BrokerSettings({self.address}, tls={self.tls is not None}, user={self.username!r})"
+def check_tls(settings: BrokerSettings) -> None:
+    """Load the TLS files of an ``mqtts://`` broker now (:func:`check_tls_files`).
 
-    def client(
-        self,
-        *,
-        identifier: str | None = None,
-        will: aiomqtt.Will | None = None,
-        keepalive: int = 30,
-        logger: logging.Logger | None = None,
-        mqtt5: bool = False,
-    ) -> aiomqtt.Client:
-        """A new client for one connection (aiomqtt clients are reusable, not reentrant).
-
-        With ``mqtt5``, the connection speaks MQTT 5 (a clean start, no session kept), else
-        3.1.1 with a clean session.
-        """
-        return aiomqtt.Client(
-            self.host,
-            self.port,
-            identifier=identifier,
-            username=self.username,
-            password=self.password,
-            will=will,
-            protocol=aiomqtt.ProtocolVersion.V5 if mqtt5 else aiomqtt.ProtocolVersion.V311,
-            clean_session=None if mqtt5 else True,
-            keepalive=keepalive,
-            tls_params=self.tls,
-            logger=logger,
-        )
+    Raises:
+        ValueError: a file cannot be read, is not PEM of its kind, or the key does not match.
+    """
+    if settings.tls:
+        check_tls_files(settings.ca_file, settings.cert_file, settings.key_file)
 
 
 def check_tls_files(

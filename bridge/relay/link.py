@@ -22,14 +22,16 @@ from typing import Final
 import aiomqtt
 import msgspec
 
+from bridge.mqtt import session
 from bridge.mqtt.requests import NoResponseError, Responses, new_transaction
-from bridge.mqtt.session import BrokerSettings, reason_code, refused_credentials, run_sessions
+from bridge.mqtt.session import reason_code, refused_credentials, run_sessions
 from bridge.relay.gaps import ASK_TIMES
 from bridge.relay.room import Room
 from bridge.relay.store import Row, Store
 from bridge.views.model import PayloadError, move_label
 from bridge.wire import payloads, requests
 from bridge.wire.commands import Response
+from bridge.wire.config import BrokerSettings
 from drivers.backoff import Backoff
 
 log = logging.getLogger("chessbridge.relay")
@@ -100,8 +102,8 @@ class RelayLink:
     async def _session(self, stop: asyncio.Event) -> None:
         self._started = False
         try:
-            async with self.settings.client(
-                identifier=self.identifier, keepalive=30, logger=_MQTT_LOGGER
+            async with session.client(
+                self.settings, identifier=self.identifier, keepalive=30, logger=_MQTT_LOGGER
             ) as client:
                 self._started = True
                 topics = f"{payloads.TOPIC_ROOT}/table/+/#"

@@ -25,7 +25,7 @@ import msgspec
 from aiohttp import web
 
 from bridge import logs
-from bridge.mqtt.session import BrokerSettings
+from bridge.mqtt.session import check_tls
 from bridge.relay import pgn
 from bridge.relay.auth import SignIn
 from bridge.relay.link import RefusedError, RelayLink
@@ -35,7 +35,13 @@ from bridge.relay.server import RelayServer
 from bridge.relay.store import Store
 from bridge.views.model import PayloadError
 from bridge.wire import payloads
-from bridge.wire.config import ENV_LICHESS_TOKEN, Config, RelaySection
+from bridge.wire.config import (
+    ENV_LICHESS_TOKEN,
+    BrokerSettings,
+    Config,
+    RelaySection,
+    broker_settings,
+)
 
 log = logging.getLogger("chessbridge.relay")
 
@@ -117,7 +123,8 @@ async def run_relay(
     env = os.environ if env is None else env
     try:
         host, port = parse_http(http)
-        settings = BrokerSettings.from_config(broker, config.broker)
+        settings = broker_settings(broker, config.broker)
+        check_tls(settings)
         lichess = lichess_settings(config, env)
     except (StartError, ValueError) as exc:
         return _fail(str(exc))

@@ -30,20 +30,21 @@ from bridge import __version__
 from bridge.arbiter import rules
 from bridge.arbiter.engine import Arbiter, EngineConfig, GameSnapshot
 from bridge.arbiter.facts import ClockPressed, Fact, MovePlayed, TouchReported
-from bridge.mqtt.outbox import Outbox, StoredAnswer
+from bridge.mqtt.outbox import Outbox
 from bridge.mqtt.publisher import Publisher
+from bridge.mqtt.records import StoredAnswer
 from bridge.table import sdnotify
 from bridge.table.lights import SquareLights
 from bridge.table.supervisor import BoardSupervisor
 from bridge.wire import payloads
-from bridge.wire.config import Config, link_settings
+from bridge.wire.config import BrokerSettings, Config, link_settings
 from drivers import FAMILIES, BoardUri, create_link
 from drivers.errors import LinkError
 from drivers.events import BoardEvent, BoardSnapshot, ClockSide, Occupant
 from drivers.link import LedDisplay, RecoveredStep
 
 if TYPE_CHECKING:
-    from bridge.wire import commands
+    from bridge.table.commands import CommandOutcome
 
 log = logging.getLogger("chessbridge")
 
@@ -89,7 +90,7 @@ class DaemonOptions(msgspec.Struct, kw_only=True):
 
     board: BoardUri
     table: str
-    broker: str
+    broker: BrokerSettings
     rules: str
     state_dir: Path
     config: Config = msgspec.field(default_factory=Config)
@@ -106,20 +107,12 @@ class TableDaemon:
         self._engine_config = engine_config(options)
         self.assignment = payloads.Assignment()
         self.game_id, self.arbiter = self._load_game()
-        broker = options.config.broker
         self.publisher = Publisher(
             options.table,
             options.broker,
             self.outbox,
-            username=broker.username,
-            password=broker.password,
-            ca_file=None if broker.ca_file is None else Path(broker.ca_file),
-            cert_file=None if broker.cert_file is None else Path(broker.cert_file),
-            key_file=None if broker.key_file is None else Path(broker.key_file),
             game_id=self.game_id,
             on_request=self._on_request,
-            mqtt5=broker.mqtt5,
-            connect_jitter=broker.connect_jitter,
         )
         self._describe(options)
         self.outbox.on_trouble = self._storage_trouble
@@ -468,28 +461,31 @@ class TableDaemon:
     # -- arbiter commands ---------------------------------------------------------------------
 
     async def _on_request(self, command: str, raw: bytes) -> None:
-        """Carry out one ``request/{command}`` (bridge.wire.commands) and publish its outcome.
+        """Carry out one ``request/{command}`` and publish its outcome: the wire layer parses
+        it (bridge.wire.commands), the table carries it out (bridge.table.commands).
 
         A request is carried out once: a repeat of an answered transaction (until its
         ``expires_at``) gets the first response and changes nothing.
         """
-        from bridge.wire import commands  # only once a request arrives: not on the way to online
+        # Only once a request arrives: not on the way to online.
+        from bridge.table import commands
+        from bridge.wire import commands as wire
 
         wall_now = time.time()
-        checked = commands.check(command, raw, wall_now=wall_now)
-        if isinstance(checked, commands.CommandOutcome):
-            if checked.silent:
+        request = wire.parse(command, raw, wall_now=wall_now)
+        if isinstance(request, wire.Refusal):
+            if request.silent:
                 log.warning("ignoring a request with an unusable command name %r", command[:64])
                 return
-            self._respond(checked)
+            self._respond(commands.CommandOutcome.refused(request))
             return
-        first = self.outbox.answer(command, checked.transaction, wall_now)
+        first = self.outbox.answer(command, request.transaction, wall_now)
         if first is not None:
-            response = msgspec.json.decode(first.response, type=commands.Response)
-            self._respond(commands.repeat_of(checked, response, first.digest))
+            response = msgspec.json.decode(first.response, type=wire.Response)
+            self._respond(commands.repeat_of(request, response, first.digest))
             return
         outcome = commands.carry_out(
-            checked, arbiter=self.arbiter, assignment=self.assignment, now=self._now()
+            request, arbiter=self.arbiter, assignment=self.assignment, now=self._now()
         )
         setting, link = outcome.set_clock, self.board.link
         if setting is not None:
@@ -506,12 +502,12 @@ class TableDaemon:
         with self.outbox.batch():
             outcome = self._apply(outcome)
             self._respond(outcome)
-            answer = StoredAnswer(checked.digest, msgspec.json.encode(outcome.response))
+            answer = StoredAnswer(request.digest, msgspec.json.encode(outcome.response))
             self.outbox.remember_answer(
-                command, checked.transaction, answer, expires=checked.expires, now=wall_now
+                command, request.transaction, answer, expires=request.expires, now=wall_now
             )
 
-    def _apply(self, outcome: commands.CommandOutcome) -> commands.CommandOutcome:
+    def _apply(self, outcome: CommandOutcome) -> CommandOutcome:
         """What only the shell can do of an accepted request; the outcome with its data."""
         if outcome.new_game:
             game_id = new_game_id(self.options.table)
@@ -536,7 +532,7 @@ class TableDaemon:
             outcome = outcome.with_data(**self._replay(outcome.replay_from))
         return outcome
 
-    def _respond(self, outcome: commands.CommandOutcome) -> None:
+    def _respond(self, outcome: CommandOutcome) -> None:
         response = outcome.response
         what = "repeat, answered as before" if outcome.repeated else response.error or "done"
         log.info("%s %s: %s", outcome.command, response.status, what)
@@ -544,11 +540,11 @@ class TableDaemon:
 
     def _replay(self, from_seq: int) -> dict[str, int | bool | None]:
         """Queue the journaled events from ``from_seq`` again, with their original seq."""
-        from bridge.wire import commands
+        from bridge.wire.commands import MAX_REPLAY
 
-        rows = self.outbox.journal_since(from_seq, commands.MAX_REPLAY + 1)
-        more = len(rows) > commands.MAX_REPLAY
-        rows = rows[: commands.MAX_REPLAY]
+        rows = self.outbox.journal_since(from_seq, MAX_REPLAY + 1)
+        more = len(rows) > MAX_REPLAY
+        rows = rows[:MAX_REPLAY]
         self.outbox.requeue(rows)
         return {
             "count": len(rows),

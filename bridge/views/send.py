@@ -3,8 +3,8 @@
 The fields are checked against the command's schema first (the daemon's own; numbers may be
 typed as text, an empty value is null), the request gets its ``transaction`` and ``expires_at``,
 and the table's response is printed as JSON. Exit 0 when the table accepted the command, 1 when
-it refused it or did not answer, 2 when the command cannot be sent (a bad field, a bad broker URL,
-credentials the broker refuses).
+it refused it or did not answer, 2 when the command cannot be sent (a bad field, TLS files that
+cannot be used, credentials the broker refuses; a bad broker URL is the command line's).
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ from typing import Final, TextIO
 import aiomqtt
 import msgspec
 
+from bridge.mqtt import session
 from bridge.mqtt.requests import NoResponseError, Responses, new_transaction
-from bridge.mqtt.session import BrokerSettings, refused_credentials
+from bridge.mqtt.session import check_tls, refused_credentials
 from bridge.wire import payloads, requests
-from bridge.wire.config import Config
+from bridge.wire.config import BrokerSettings
 
 EXIT_REFUSED: Final = 1
 EXIT_USAGE: Final = 2
@@ -58,25 +59,25 @@ async def send(
     command: str,
     items: Sequence[str],
     *,
-    broker: str,
-    config: Config,
+    broker: BrokerSettings,
     wait: float = 10.0,
     out: TextIO = sys.stdout,
 ) -> int:
-    """Send one command and print its response; the exit code."""
+    """Send one command to the table through ``broker`` and print its response; the exit
+    code."""
     try:
         fields = parse_fields(items)
         payloads.topic(table, "")
         requests.build(
             command, fields, transaction="check", expires_at=time.time() + 60, strict=False
         )
-        settings = BrokerSettings.from_config(broker, config.broker)
+        check_tls(broker)
     except ValueError as exc:  # RequestError is a ValueError
         _say(str(exc))
         return EXIT_USAGE
     responses = Responses()
     try:
-        async with settings.client(keepalive=30, logger=_MQTT_LOGGER) as client:
+        async with session.client(broker, keepalive=30, logger=_MQTT_LOGGER) as client:
             await client.subscribe(payloads.topic(table, f"response/{command}"), qos=1)
             reader = asyncio.create_task(_read(client, responses))
             try:
@@ -99,11 +100,11 @@ async def send(
     except aiomqtt.MqttError as exc:
         if refused_credentials(exc):
             _say(
-                f"MQTT broker {settings.address} refused the login ({exc}): check [broker] "
+                f"MQTT broker {broker.address} refused the login ({exc}): check [broker] "
                 "username/password in the config or CHESSBRIDGE_MQTT_USERNAME/PASSWORD"
             )
             return EXIT_USAGE
-        _say(f"cannot reach MQTT broker {settings.address}: {exc}")
+        _say(f"cannot reach MQTT broker {broker.address}: {exc}")
         return EXIT_REFUSED
     out.write(json.dumps(msgspec.to_builtins(response), indent=2, ensure_ascii=False) + "\n")
     out.flush()

@@ -26,10 +26,12 @@ import aiomqtt
 import msgspec
 
 from bridge.logs import escape
-from bridge.mqtt.session import BrokerSettings, reason_code, refused_credentials, run_sessions
+from bridge.mqtt import session
+from bridge.mqtt.session import check_tls, reason_code, refused_credentials, run_sessions
 from bridge.views.model import PayloadError, TableView
 from bridge.views.render import PLAIN, Style, fit, render, room
 from bridge.wire import payloads
+from bridge.wire.config import BrokerSettings
 from drivers.backoff import Backoff
 
 EXIT_REFUSED: Final = 2
@@ -304,7 +306,9 @@ class _Watcher:
 
     async def _session(self) -> None:
         self._session_started = False
-        async with self.settings.client(keepalive=_KEEPALIVE, logger=_MQTT_LOGGER) as client:
+        async with session.client(
+            self.settings, keepalive=_KEEPALIVE, logger=_MQTT_LOGGER
+        ) as client:
             self._session_started = True
             await self._subscribe(client)
             self._set_connection("connected")
@@ -336,18 +340,13 @@ class _Watcher:
 
 
 async def watch(
-    broker: str,
+    broker: BrokerSettings,
     *,
     table: str | None,
     plain: bool,
-    username: str | None,
-    password: str | None,
     stop: asyncio.Event | None,
     out: TextIO = sys.stdout,
     width: int | None = None,
-    ca_file: str | None = None,
-    cert_file: str | None = None,
-    key_file: str | None = None,
     caption: Caption | None = None,
     style: Style | None = None,
     room_view: bool = False,
@@ -355,42 +354,31 @@ async def watch(
     """Show the tables live until ``stop`` is set (or Ctrl-C / cancellation); returns the exit code.
 
     Args:
-        broker: ``mqtt://host[:1883]`` or ``mqtts://host[:8883]``.
+        broker: where the broker is, the credentials (never shown) and TLS files.
         table: one table id, or ``None`` for all tables.
         plain: one line per event even on a terminal.
-        username: broker username (with ``password``), never shown.
-        password: broker password.
         stop: set it to end the view; ``None`` runs until cancelled.
         out: where the view goes; a non-terminal stream always gets plain lines.
         width: columns of the screen (default: the terminal's).
-        ca_file: CA bundle for ``mqtts://`` (default: the system's).
-        cert_file: client certificate for ``mqtts://``.
-        key_file: key of the client certificate.
         caption: lines to show above the tables (plain mode: printed as they change).
         style: Unicode and colours on the screen (default: what ``out`` can show).
         room_view: one line per table on the screen (colour where ``style`` has it).
 
     Returns:
-        0 when stopped, cancelled or when ``out`` was closed; 2 for a bad broker URL or table
-        id, or when the broker refuses the credentials or the subscription. Connection
-        failures are retried for ever with backoff and reported on stderr.
+        0 when stopped, cancelled or when ``out`` was closed; 2 for a bad table id or TLS
+        files that cannot be used, or when the broker refuses the credentials or the
+        subscription. Connection failures are retried for ever with backoff and reported on
+        stderr.
     """
     try:
-        settings = BrokerSettings.from_url(
-            broker,
-            username=username,
-            password=password,
-            ca_file=ca_file,
-            cert_file=cert_file,
-            key_file=key_file,
-        )
+        check_tls(broker)
         topics = topic_filter(table)
     except ValueError as exc:
         _say(str(exc))
         return EXIT_REFUSED
     screen = not plain and _is_terminal(out)
     watcher = _Watcher(
-        settings,
+        broker,
         topics,
         table=table,
         screen=screen,

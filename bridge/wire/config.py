@@ -203,6 +203,65 @@ def link_settings(config: Config) -> LinkSettings:
     )
 
 
+class BrokerSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """Where the broker is and how to reach it: built once from the command line's URL and the
+    config's ``[broker]`` (:func:`broker_settings`), and handed as one object to whatever
+    connects (the table's publisher, ``watch``, ``send``, the relay). The password is never
+    shown by ``repr``."""
+
+    host: str
+    port: int
+    tls: bool = False
+    """``mqtts://``: TLS, with the files below (the system's CA bundle without ``ca_file``)."""
+    username: str | None = None
+    password: str | None = None
+    ca_file: str | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
+    client_id: str | None = None
+    """The MQTT client id; ``None``: the connection's own (``chessbridge-{table}`` for a table)."""
+    mqtt5: bool = True
+    """The table's connection speaks MQTT 5 (``[broker] mqtt5``); the views speak 3.1.1."""
+    connect_jitter: float = 0.0
+    """Seconds over which the table's first connection is spread (``[broker] connect_jitter``)."""
+
+    @property
+    def address(self) -> str:
+        """``host:port``, for logs."""
+        return f"{self.host}:{self.port}"
+
+    def __repr__(self) -> str:
+        return f"BrokerSettings({self.address}, tls={self.tls}, user={self.username!r})"
+
+
+def broker_settings(url: str, broker: BrokerConfig | None = None) -> BrokerSettings:
+    """The settings of the broker at ``url`` (``mqtt://host[:port]`` or ``mqtts://host[:port]``)
+    with the credentials, TLS files and connection options of ``broker`` (a config's
+    ``[broker]``; its ``url`` is not used). The TLS files are only named here: the MQTT shell
+    loads them (``bridge.mqtt.session.check_tls``).
+
+    Raises:
+        ValueError: a malformed URL (see :func:`parse_broker_url`), or TLS files with
+            ``mqtt://``.
+    """
+    host, port, tls = parse_broker_url(url)
+    broker = BrokerConfig() if broker is None else broker
+    if not tls and (broker.ca_file or broker.cert_file or broker.key_file):
+        raise ValueError("TLS files given but the broker URL is not mqtts://")
+    return BrokerSettings(
+        host=host,
+        port=port,
+        tls=tls,
+        username=broker.username,
+        password=broker.password,
+        ca_file=broker.ca_file,
+        cert_file=broker.cert_file,
+        key_file=broker.key_file,
+        mqtt5=broker.mqtt5,
+        connect_jitter=broker.connect_jitter,
+    )
+
+
 def parse_broker_url(url: str) -> tuple[str, int, bool]:
     """``(host, port, tls)`` of ``mqtt://host[:port]`` or ``mqtts://host[:port]``.
 

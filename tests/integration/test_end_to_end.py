@@ -21,7 +21,7 @@ import pytest
 
 from bridge.__main__ import EXIT_BOARD, EXIT_CONFIG, EXIT_TEMPFAIL
 from bridge.demo.game import OPERA_GAME, perform, press_side
-from bridge.mqtt.outbox import LOCK_NAME
+from bridge.mqtt.state_dir import LOCK_NAME
 from drivers.choreography import Style
 from drivers.dgt.emulator import DgtEmulator
 from tests.cli import argv, chessbridge

@@ -20,8 +20,9 @@ import pytest
 from paho.mqtt.enums import CallbackAPIVersion
 
 from bridge.mqtt.outbox import Outbox
-from bridge.mqtt.publisher import Publisher, RequestHandler
+from bridge.mqtt.publisher import Publisher, PublisherTiming, RequestHandler
 from bridge.wire import payloads
+from bridge.wire.config import BrokerConfig, broker_settings
 from tests.conftest import Mosquitto, MosquittoFactory, Subscribe
 from tests.mqtt_tap import MqttTap
 
@@ -73,14 +74,11 @@ def _publisher(
     """A publisher that reconnects quickly, as tests want (to a broker, or a tap before one)."""
     return Publisher(
         table,
-        broker.url,
+        broker_settings(broker.url, BrokerConfig(username=username, password=password)),
         outbox,
         game_id="g1",
         on_request=on_request,
-        username=username,
-        password=password,
-        reconnect_min=0.1,
-        reconnect_max=0.5,
+        timing=PublisherTiming(reconnect_min=0.1, reconnect_max=0.5),
     )
 
 
@@ -161,11 +159,18 @@ _CHILD = """
 import asyncio, sys
 from pathlib import Path
 from bridge.mqtt.outbox import Outbox
-from bridge.mqtt.publisher import Publisher, RequestHandler
+from bridge.mqtt.publisher import Publisher, PublisherTiming
+from bridge.wire.config import broker_settings
 
 async def main() -> None:
     url, table, state = sys.argv[1:4]
-    publisher = Publisher(table, url, Outbox(Path(state)), game_id="g1", keepalive=60)
+    publisher = Publisher(
+        table,
+        broker_settings(url),
+        Outbox(Path(state)),
+        game_id="g1",
+        timing=PublisherTiming(keepalive=60),
+    )
     await publisher.run()
 
 asyncio.run(main())
@@ -396,7 +401,12 @@ async def test_unreachable_broker_is_a_warning_and_retried(
     table_id: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     outbox = Outbox(tmp_path)
-    publisher = Publisher(table_id, "mqtt://127.0.0.1:9", outbox, reconnect_min=0.05)
+    publisher = Publisher(
+        table_id,
+        broker_settings("mqtt://127.0.0.1:9"),
+        outbox,
+        timing=PublisherTiming(reconnect_min=0.05),
+    )
     task = asyncio.create_task(publisher.run())
     await _until(lambda: sum("cannot connect" in r.getMessage() for r in caplog.records) >= 2)
     await publisher.stop()
@@ -418,14 +428,19 @@ async def test_unreachable_broker_is_a_warning_and_retried(
         ("mqtt://localhost:port", "bad port"),
     ],
 )
-def test_bad_broker_urls(tmp_path: Path, url: str, complaint: str) -> None:
-    with Outbox(tmp_path) as outbox, pytest.raises(ValueError, match=complaint):
-        Publisher("t1", url, outbox)
+def test_bad_broker_urls(url: str, complaint: str) -> None:
+    with pytest.raises(ValueError, match=complaint):
+        broker_settings(url)
 
 
 async def test_tls_files_need_mqtts(tmp_path: Path) -> None:
-    with Outbox(tmp_path) as outbox, pytest.raises(ValueError, match="mqtts"):
-        Publisher("t1", "mqtt://localhost", outbox, ca_file=tmp_path / "ca.pem")
+    with pytest.raises(ValueError, match="mqtts"):
+        broker_settings("mqtt://localhost", BrokerConfig(ca_file=str(tmp_path / "ca.pem")))
+
+
+def test_a_bad_table_id_is_refused(tmp_path: Path) -> None:
+    with Outbox(tmp_path) as outbox, pytest.raises(ValueError, match="table"):
+        Publisher("a/b", broker_settings("mqtt://localhost"), outbox)
 
 
 async def test_a_jittered_first_connection_waits_and_a_stop_ends_the_wait(
@@ -441,7 +456,10 @@ async def test_a_jittered_first_connection_waits_and_a_stop_ends_the_wait(
     async with mqtt_subscribe(mosquitto, _topic(table_id, "#")) as seen:
         with Outbox(tmp_path / "waiting") as outbox:
             waiting = Publisher(
-                table_id, mosquitto.url, outbox, game_id="waiting", connect_jitter=60.0
+                table_id,
+                broker_settings(mosquitto.url, BrokerConfig(connect_jitter=60.0)),
+                outbox,
+                game_id="waiting",
             )
             task = asyncio.create_task(waiting.run())
             await asyncio.sleep(0.1)
@@ -451,7 +469,10 @@ async def test_a_jittered_first_connection_waits_and_a_stop_ends_the_wait(
             await task
         with Outbox(tmp_path / "spread") as outbox:
             spread = Publisher(
-                table_id, mosquitto.url, outbox, game_id="spread", connect_jitter=0.2
+                table_id,
+                broker_settings(mosquitto.url, BrokerConfig(connect_jitter=0.2)),
+                outbox,
+                game_id="spread",
             )
             async with running(spread):
                 pass

@@ -19,7 +19,7 @@ import chess
 import pytest
 
 from bridge.views.send import send
-from bridge.wire.config import Config
+from bridge.wire.config import broker_settings
 from tests.conftest import Mosquitto, MosquittoFactory
 from tests.integration.test_relay import play, table_moves
 from tests.pgn_check import read_games, sans
@@ -79,8 +79,7 @@ async def test_a_table_on_the_venue_broker_reaches_the_relay_on_the_central_one(
             table_id,
             "assign",
             ["white=Ding Liren", "black=Gukesh D"],
-            broker=central.url,
-            config=Config(),
+            broker=broker_settings(central.url),
             out=out,
         )
         assert code == 0, out.getvalue()

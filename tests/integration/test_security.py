@@ -26,6 +26,7 @@ import pytest
 from bridge.mqtt.outbox import Outbox
 from bridge.mqtt.publisher import Publisher
 from bridge.wire import payloads
+from bridge.wire.config import BrokerConfig, broker_settings
 from tests.conftest import SUBSCRIBER_LOGGER, Mosquitto, MosquittoFactory, free_port
 
 pytestmark = pytest.mark.mosquitto
@@ -313,10 +314,8 @@ async def test_publisher_with_table_credentials(
     outbox = Outbox(tmp_path)
     publisher = Publisher(
         TABLE,
-        venue.url,
+        broker_settings(venue.url, BrokerConfig(username=TABLE, password=USERS[TABLE])),
         outbox,
-        username=TABLE,
-        password=USERS[TABLE],
         on_request=on_request,
     )
     try:
@@ -443,11 +442,11 @@ async def test_example_config_tls_listener_with_the_publisher(
     outbox = Outbox(tmp_path / "state")
     publisher = Publisher(
         TABLE,
-        f"mqtts://localhost:{tls_port}",
+        broker_settings(
+            f"mqtts://localhost:{tls_port}",
+            BrokerConfig(username=TABLE, password=USERS[TABLE], ca_file=str(ca)),
+        ),
         outbox,
-        username=TABLE,
-        password=USERS[TABLE],
-        ca_file=ca,
     )
     try:
         async with _connected(display_client) as display:
@@ -509,7 +508,10 @@ async def test_another_account_cannot_take_over_a_tables_session(
 
     outbox = Outbox(tmp_path / "state")
     publisher = Publisher(
-        TABLE, broker.url, outbox, username=TABLE, password=USERS[TABLE], on_request=on_request
+        TABLE,
+        broker_settings(broker.url, BrokerConfig(username=TABLE, password=USERS[TABLE])),
+        outbox,
+        on_request=on_request,
     )
     display = _aiomqtt_client(broker, DISPLAY, USERS[DISPLAY])
     try:

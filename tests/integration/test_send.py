@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bridge.views.send import parse_fields, send
-from bridge.wire.config import Config
+from bridge.wire.config import broker_settings
 from tests.cli import chessbridge
 from tests.conftest import Mosquitto, MosquittoFactory
 from tests.relay_harness import running_table
@@ -53,7 +53,7 @@ async def test_a_command_from_the_shell_reaches_the_table_and_prints_its_respons
 
         stream = io.StringIO()
         refused = await send(
-            table_id, "ack_alert", ["id=7"], broker=mosquitto.url, config=Config(), out=stream
+            table_id, "ack_alert", ["id=7"], broker=broker_settings(mosquitto.url), out=stream
         )
         assert refused == 1  # the table answered: no such alert
         assert json.loads(stream.getvalue())["error"].startswith("no open alert has id 7")

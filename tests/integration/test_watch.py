@@ -17,6 +17,7 @@ import pytest
 
 from bridge.views.shell import watch
 from bridge.wire import payloads
+from bridge.wire.config import BrokerConfig, broker_settings
 from tests.cli import chessbridge
 from tests.conftest import Mosquitto, MosquittoFactory, free_port
 
@@ -145,17 +146,9 @@ def _start(
     username: str | None = None,
     password: str | None = None,
 ) -> asyncio.Task[int]:
+    settings = broker_settings(broker.url, BrokerConfig(username=username, password=password))
     return asyncio.create_task(
-        watch(
-            broker.url,
-            table=table,
-            plain=plain,
-            username=username,
-            password=password,
-            stop=stop,
-            out=out,
-            width=80,
-        )
+        watch(settings, table=table, plain=plain, stop=stop, out=out, width=80)
     )
 
 
@@ -395,11 +388,17 @@ async def test_unreachable_broker_is_retried_until_stopped(monkeypatch: pytest.M
 async def test_bad_arguments_exit_2(monkeypatch: pytest.MonkeyPatch) -> None:
     stderr = _capture_stderr(monkeypatch)
     stop = asyncio.Event()
-    for broker, table in (("http://localhost", None), ("mqtt://localhost", "a/b")):
-        code = await watch(broker, table=table, plain=True, username=None, password=None, stop=stop)
-        assert code == 2
-    assert "mqtt://" in stderr.getvalue()
+    settings = broker_settings("mqtt://localhost")
+    code = await watch(settings, table="a/b", plain=True, stop=stop)
+    assert code == 2
     assert "invalid table id" in stderr.getvalue()
+
+
+async def test_a_bad_broker_url_is_exit_2() -> None:
+    proc = await chessbridge("watch", "--broker", "http://localhost", "--plain")
+    _, err = await asyncio.wait_for(proc.communicate(), WITHIN)
+    assert proc.returncode == 2
+    assert "chessbridge watch: broker URL must start with mqtt:// or mqtts://" in err.decode()
 
 
 async def test_screen_mode_redraws_on_a_terminal(

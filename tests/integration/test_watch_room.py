@@ -9,6 +9,7 @@ import pytest
 
 from bridge.views.shell import watch
 from bridge.wire import payloads
+from bridge.wire.config import broker_settings
 from tests.conftest import Mosquitto
 from tests.integration.test_watch import _Stream
 from tests.relay_feed import TableFeed
@@ -27,11 +28,9 @@ async def test_watch_room_draws_the_room_on_a_terminal(
     out, stop = _Stream(terminal=True), asyncio.Event()
     task = asyncio.create_task(
         watch(
-            mosquitto.url,
+            broker_settings(mosquitto.url),
             table=None,
             plain=False,
-            username=None,
-            password=None,
             stop=stop,
             out=out,
             width=100,

@@ -21,7 +21,7 @@ def options(board: str, toml: str = "") -> DaemonOptions:
     return DaemonOptions(
         board=parse_board_uri(board),
         table="t1",
-        broker="mqtt://localhost",
+        broker=config_module.broker_settings("mqtt://localhost"),
         rules="fide-2018",
         state_dir=Path("/nonexistent"),
         config=config_module.decode(toml.encode()),

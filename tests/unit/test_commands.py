@@ -1,4 +1,5 @@
-"""Arbiter commands (bridge/commands.py): every command, accepted and refused.
+"""Arbiter commands: parsed on the wire (bridge/wire/commands.py) and carried out on the table
+(bridge/table/commands.py); every command, accepted and refused.
 
 A refused request must change nothing: each error test compares the whole engine state before
 and after.
@@ -15,9 +16,11 @@ import pytest
 from bridge.arbiter import rules
 from bridge.arbiter.engine import Arbiter, EngineConfig
 from bridge.arbiter.facts import AlertRaised, GameEnded
+from bridge.table import commands
+from bridge.table.commands import CommandOutcome
 from bridge.table.daemon import SavedGame, game_data
-from bridge.wire import commands
-from bridge.wire.commands import Assignment, CommandOutcome, RejectedError
+from bridge.wire import commands as wire
+from bridge.wire.commands import Assignment, RejectedError
 from drivers.events import ClockReading, ClockSide
 from drivers.link import ClockSetting
 
@@ -200,7 +203,7 @@ def test_brackets_inside_strings_do_not_count_as_nesting() -> None:
     """A request as deep as allowed, with brackets and escaped quotes in its strings, is served."""
     arbiter = arbiter_after(["e2e4"])
     deep: dict[str, object] = {"a": 1}
-    for _ in range(commands.MAX_NESTING - 2):
+    for _ in range(wire.MAX_NESTING - 2):
         deep = {"a": deep}
     payload = request(plies=1, transaction='[[{{\\"[[' * 6, pad=deep)
     outcome = run("takeback", payload, arbiter, Assignment(white="W", black="B"))
@@ -236,7 +239,7 @@ def test_the_payload_limit_is_exact() -> None:
     arbiter = arbiter_after([])
     head = request()
     fitting = head[:-1] + b',"x":"' + b"y" * (4096 - len(head) - 7) + b'"}'
-    assert len(fitting) == commands.MAX_REQUEST_BYTES
+    assert len(fitting) == wire.MAX_REQUEST_BYTES
     assert "unknown field `x`" in (run("takeback", fitting, arbiter).response.error or "")
     assert "too large" in (run("takeback", fitting + b" ", arbiter).response.error or "")
 
@@ -545,13 +548,13 @@ def test_replay_is_left_to_the_shell() -> None:
     ],
 )
 def test_expiry_forms(expires_at: str | float, seconds: float) -> None:
-    assert commands.check_expiry(expires_at, WALL) == seconds
+    assert wire.check_expiry(expires_at, WALL) == seconds
 
 
 @pytest.mark.parametrize("expires_at", [WALL, float("nan"), float("inf"), WALL + 3600.5])
 def test_expiry_refused(expires_at: float) -> None:
     with pytest.raises(RejectedError):
-        commands.check_expiry(expires_at, WALL)
+        wire.check_expiry(expires_at, WALL)
 
 
 def test_outcome_helpers() -> None:
@@ -569,7 +572,7 @@ def test_outcome_helpers() -> None:
 
 
 def test_every_command_has_a_schema_forbidding_unknown_fields() -> None:
-    assert set(commands.REQUESTS) == {
+    assert set(wire.REQUESTS) == {
         "new_game",
         "set_position",
         "correct_move",
@@ -581,7 +584,7 @@ def test_every_command_has_a_schema_forbidding_unknown_fields() -> None:
         "assign",
         "replay",
     }
-    for name, schema in commands.REQUESTS.items():
+    for name, schema in wire.REQUESTS.items():
         assert schema.__struct_config__.forbid_unknown_fields, name
         assert {"transaction", "expires_at"} <= set(schema.__struct_fields__), name
 
@@ -606,9 +609,9 @@ def test_the_assignment_is_in_the_retained_game_and_the_saved_game() -> None:
 # --- a request is carried out once ---------------------------------------------------------------
 
 
-def checked(command: str, payload: bytes) -> commands.CheckedRequest:
-    result = commands.check(command, payload, wall_now=WALL)
-    assert isinstance(result, commands.CheckedRequest)
+def checked(command: str, payload: bytes) -> wire.Request:
+    result = wire.parse(command, payload, wall_now=WALL)
+    assert isinstance(result, wire.Request)
     return result
 
 
@@ -641,7 +644,7 @@ def test_a_transaction_reused_for_another_request_is_refused() -> None:
     first = checked("takeback", request(plies=1))
     other = checked("takeback", request(plies=2))
     refused = commands.repeat_of(
-        other, commands.Response(transaction="tx-1", status="ok", data={}, error=None), first.digest
+        other, wire.Response(transaction="tx-1", status="ok", data={}, error=None), first.digest
     )
     assert refused.response.status == "error"
     assert refused.response.error is not None
@@ -650,6 +653,6 @@ def test_a_transaction_reused_for_another_request_is_refused() -> None:
 
 
 def test_an_expired_request_is_refused_before_it_is_checked_for_repeats() -> None:
-    outcome = commands.check("takeback", request(expires_at=WALL - 1), wall_now=WALL)
-    assert isinstance(outcome, CommandOutcome)
+    outcome = wire.parse("takeback", request(expires_at=WALL - 1), wall_now=WALL)
+    assert isinstance(outcome, wire.Refusal)
     assert outcome.response.status == "error"

@@ -15,8 +15,8 @@ import msgspec
 import pytest
 
 from bridge.arbiter.engine import Arbiter, EngineConfig
+from bridge.table import commands
 from bridge.table.daemon import MoveLists
-from bridge.wire import commands
 from bridge.wire.commands import Assignment
 
 WALL = 1_800_000_000.0

@@ -14,14 +14,13 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from bridge.mqtt import outbox as outbox_module
-from bridge.mqtt.outbox import (
+from bridge.mqtt.outbox import Outbox
+from bridge.mqtt.records import OutboxRow, StoredAnswer
+from bridge.mqtt.state_dir import (
     RESERVE_NAME,
     RESERVE_SIZE,
-    Outbox,
     OutboxLockedError,
-    OutboxRow,
     OutboxUnavailableError,
-    StoredAnswer,
 )
 from tests.conftest import SmallDisk
 

@@ -127,12 +127,12 @@ print(sorted(m for m in sys.modules if m.split(".")[0] in heavy))
 
 
 def test_the_way_to_online_imports_only_what_it_uses() -> None:
-    """Start stays at the floor: the daemon's path (its command line parsed as ``run`` parses
-    it included, with only run's parser) does not load the views, the relay, the demo, the
-    installer (its arguments included), the arbiter commands (until a request comes), the
-    dashboards' descriptions, the board emulators' protocol (``chessbridge emulate``'s), nor
-    the standard library's ``secrets`` and ``tomllib`` (read only with a config file); and no
-    dataclass is made on it (about half a millisecond each: its types are msgspec Structs)."""
+    """Start stays at the floor: the daemon's path (its command line parsed included, by the
+    parser of every command) does not load the views, the relay, the demo, the installer, the
+    arbiter commands (until a request comes), the dashboards' descriptions, the board
+    emulators' protocol (``chessbridge emulate``'s), nor the standard library's ``secrets``
+    and ``tomllib`` (read only with a config file); and no dataclass is made on it (its types
+    are msgspec Structs)."""
     code = """
 import dataclasses, sys
 made = []
@@ -147,11 +147,12 @@ import bridge.__main__, contextlib, io
 with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
     bridge.__main__.main(["run", "--help"])  # the parser main makes for a run command line
 run = ["run", "--table", "t1", "--board", "dgt:/dev/null"]
-bridge.__main__._parser(only_run=True).parse_args(run)
+bridge.__main__._parser().parse_args(run)
 from drivers import create_link, parse_board_uri
 create_link(parse_board_uri("dgt:/dev/null"), lambda event: None)
 ours = ("bridge.views", "bridge.relay", "bridge.demo", "bridge.wire.commands",
-        "bridge.wire.discovery", "bridge.install", "drivers.emulation", "secrets", "tomllib")
+        "bridge.table.commands", "bridge.wire.discovery", "bridge.install", "drivers.emulation",
+        "secrets", "tomllib")
 print(sorted(m for m in sys.modules if m.startswith(ours)))
 print(sorted(made))
 """
@@ -161,45 +162,3 @@ print(sorted(made))
     modules, dataclasses_made = out.stdout.splitlines()
     assert modules == "[]", out.stdout + out.stderr
     assert dataclasses_made == "[]", out.stdout + out.stderr
-
-
-def test_the_daemons_modules_load_with_the_collector_paused_and_are_frozen() -> None:
-    """The collector is paused while ``bridge.__main__`` loads the modules (the dependencies'
-    and ours: every module looked up after it, seen by a finder of the test's own), and the
-    objects they made are frozen out of later collections; afterwards it runs again as it was,
-    and is not started by an import that found it off."""
-    code = """
-import gc, sys
-seen = []
-class Watch:
-    @staticmethod
-    def find_spec(name, path=None, target=None):
-        seen.append((name, gc.isenabled()))
-        return None
-sys.meta_path.insert(0, Watch)
-before = gc.get_freeze_count()
-if sys.argv[1] == "off":
-    gc.disable()
-import bridge.__main__
-sys.meta_path.remove(Watch)
-names = [name for name, _ in seen]
-after = seen[names.index("bridge.__main__") + 1:]
-print(len(after), sorted(name for name, collecting in after if collecting))
-print(gc.get_freeze_count() - before, gc.isenabled())
-"""
-    runs = {
-        state: subprocess.run(
-            [sys.executable, "-c", code, state],
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=ROOT,
-        ).stdout.splitlines()
-        for state in ("on", "off")
-    }
-    (looked_up, collecting), (frozen, enabled) = (line.split(" ", 1) for line in runs["on"])
-    assert int(looked_up) > 100, runs  # chess, aiomqtt, msgspec... and ours
-    assert collecting == "[]", runs
-    assert int(frozen) > 10_000, runs  # the modules' functions, classes, tables...
-    assert enabled == "True", runs
-    assert runs["off"][1].split()[1] == "False", runs

@@ -90,13 +90,13 @@ def test_each_serial_family_gets_the_timing_of_its_scan_rate() -> None:
 
     from bridge.arbiter.engine import DEFAULT_DWELL, DEFAULT_FLICKER
     from bridge.table.daemon import DaemonOptions, engine_config
-    from bridge.wire.config import Config, decode
+    from bridge.wire.config import Config, broker_settings, decode
 
     def timing(board: str, config: Config | None = None) -> tuple[float, float]:
         options = DaemonOptions(
             board=parse_board_uri(board),
             table="t1",
-            broker="mqtt://localhost",
+            broker=broker_settings("mqtt://localhost"),
             rules="fide-2018",
             state_dir=Path("/nonexistent"),
             config=config or Config(),

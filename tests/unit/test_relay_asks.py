@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from bridge.mqtt.session import BrokerSettings
 from bridge.relay.gaps import ASK_GRACE, ASK_INTERVAL, ASK_TIMES
 from bridge.relay.link import RelayLink
 from bridge.relay.pgn import Broadcast
 from bridge.relay.room import Room
 from bridge.wire import payloads
+from bridge.wire.config import BrokerSettings
 from tests.relay_feed import TableFeed
 
 AT = 100.0

@@ -11,6 +11,7 @@ import msgspec
 
 from bridge.table.daemon import GAME_AFTER_MOVE, GAME_DELAY, DaemonOptions, TableDaemon
 from bridge.wire import payloads
+from bridge.wire.config import broker_settings
 from drivers import BoardUri
 from drivers.events import BoardEvent, ClockReading, ClockSide, SquareEmptied, SquareOccupied
 
@@ -21,7 +22,7 @@ def table(state_dir: Path) -> TableDaemon:
     options = DaemonOptions(
         board=BoardUri("dgt", "/dev/nonexistent-board"),
         table="t1",
-        broker="mqtt://127.0.0.1:9",
+        broker=broker_settings("mqtt://127.0.0.1:9"),
         rules="fide-2018",
         state_dir=state_dir,
     )

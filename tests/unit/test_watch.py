@@ -13,7 +13,7 @@ from bridge.views.model import PayloadError, TableView, format_clocks, format_se
 from bridge.views.render import Style, diagram, render, render_table, visible_len
 from bridge.views.shell import screen_style, topic_filter
 from bridge.wire import payloads
-from bridge.wire.config import parse_broker_url
+from bridge.wire.config import BrokerConfig, BrokerSettings, broker_settings, parse_broker_url
 
 TS = 1_777_777_777.0
 START = chess.STARTING_FEN
@@ -588,6 +588,26 @@ def test_a_password_in_a_broker_url_is_never_repeated(url: str) -> None:
     shown = str(refused.value)
     assert "SEC" not in shown
     assert "RET" not in shown
+
+
+def test_broker_settings_carry_the_config_and_never_show_the_password() -> None:
+    broker = BrokerConfig(
+        url="mqtt://ignored",
+        username="t042",
+        password="SECRET",
+        ca_file="ca.pem",
+        mqtt5=False,
+        connect_jitter=3.0,
+    )
+    settings = broker_settings("mqtts://broker.example", broker)
+    assert (settings.host, settings.port, settings.tls) == ("broker.example", 8883, True)
+    assert (settings.username, settings.password, settings.ca_file) == ("t042", "SECRET", "ca.pem")
+    assert (settings.mqtt5, settings.connect_jitter, settings.client_id) == (False, 3.0, None)
+    assert settings.address == "broker.example:8883"
+    assert "SECRET" not in repr(settings)
+    assert broker_settings("mqtt://h") == BrokerSettings(host="h", port=1883)
+    with pytest.raises(ValueError, match="not mqtts://"):
+        broker_settings("mqtt://broker.example", broker)
 
 
 def test_topic_filter() -> None:

@@ -8,11 +8,11 @@ import re
 import shutil
 from unittest import mock
 
-from bridge.mqtt.session import BrokerSettings
 from bridge.views.model import TableView
 from bridge.views.render import room, room_line, visible_len
 from bridge.views.shell import _Watcher
 from bridge.wire import payloads
+from bridge.wire.config import broker_settings
 from tests.relay_feed import TableFeed
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -183,7 +183,7 @@ def screen(views: dict[str, TableView], size: tuple[int, int], *, room_view: boo
     """What ``watch`` draws on a terminal of ``size`` (columns, lines), escapes removed."""
     out = io.StringIO()
     watcher = _Watcher(
-        BrokerSettings.from_url("mqtt://127.0.0.1:1883"),
+        broker_settings("mqtt://127.0.0.1:1883"),
         "chessbridge/1/table/+/#",
         table=None,
         screen=True,
