@@ -214,6 +214,12 @@ class Arbiter:
         self._knocks.due = None
         self._centre.reset()
 
+    def reconstruct(self, line: Sequence[chess.Move], now: float) -> list[Fact]:
+        """Moves an arbiter says were played while nobody listened, legal in turn from the game:
+        recorded as ``reconstructed``, in order. A board nothing explained is settled: the game
+        is judged from the position they leave (the board is the players' to put right)."""
+        return self._recovery.record_line(tuple(line), now)
+
     def snapshot(self) -> GameSnapshot:
         """The game as a retained ``game`` topic shows it."""
         game = self._game

@@ -59,6 +59,7 @@ def summary(table: RelayTable, push_error: str | None = None) -> dict[str, Any]:
                 "color": alert.color,
                 "ply": alert.ply,
                 "message": alert.message,
+                "lines": _lines_of(alert.details),
             }
             for alert in view.alerts
         ],
@@ -126,3 +127,10 @@ def diagram(table: RelayTable, size: int = 360) -> str:
             lastmove = chess.Move.from_uci(last.uci)
     check = board.king(board.turn) if board.is_check() else None
     return chess.svg.board(board, lastmove=lastmove, check=check, size=size)
+
+
+def _lines_of(details: dict[str, Any]) -> list[str]:
+    """A ``board_mismatch``'s lines of moves that lead to the board (UCI, space-separated):
+    the page offers to record one of them (``reconstruct``)."""
+    lines = details.get("lines")
+    return [line for line in lines if isinstance(line, str)] if isinstance(lines, list) else []

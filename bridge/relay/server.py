@@ -10,8 +10,8 @@ Routes:
   ``GET /api/table/{id}``: one table in full. ``GET /events``: server-sent events, ``tables``
   (summaries of the tables that changed; all of them on connecting).
 - ``POST /login`` (name, password), ``POST /logout``.
-- ``POST /api/table/{id}/{command}`` for ``ack_alert``, ``correct_move``, ``set_result`` and
-  ``adjust_clock``: signed in, with the session's CSRF token in ``X-CSRF-Token``; the relay sends
+- ``POST /api/table/{id}/{command}`` for ``ack_alert``, ``correct_move``, ``set_result``,
+  ``adjust_clock``, ``reconstruct`` and ``set_position``: signed in, with the session's CSRF token in ``X-CSRF-Token``; the relay sends
   the command with its own MQTT credentials and answers with the table's response.
 
 An unknown table is a 404, a malformed id or body a 400. Nothing served ever contains the MQTT
@@ -44,7 +44,9 @@ from bridge.wire.requests import RequestError
 
 log = logging.getLogger("chessbridge.relay.http")
 
-PAGE_ACTIONS: Final = frozenset({"ack_alert", "correct_move", "set_result", "adjust_clock"})
+PAGE_ACTIONS: Final = frozenset(
+    {"ack_alert", "correct_move", "set_result", "adjust_clock", "reconstruct", "set_position"}
+)
 """What the page may ask of a table."""
 COOKIE: Final = "chessbridge_session"
 MAX_BODY: Final = 4096

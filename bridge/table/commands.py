@@ -24,7 +24,7 @@ import msgspec
 
 from bridge.arbiter import judge
 from bridge.arbiter.engine import Arbiter
-from bridge.arbiter.facts import Fact
+from bridge.arbiter.facts import Fact, MovePlayed
 from bridge.wire import commands as wire
 from bridge.wire import payloads
 from bridge.wire.commands import (
@@ -36,6 +36,7 @@ from bridge.wire.commands import (
     Command,
     CorrectMove,
     NewGame,
+    Reconstruct,
     Refusal,
     RejectedError,
     Replay,
@@ -172,6 +173,8 @@ def _run(fields: Command, ctx: _Context) -> CommandOutcome:
             return _set_position(fields, ctx)
         case CorrectMove():
             return _correct_move(fields, ctx)
+        case Reconstruct():
+            return _reconstruct(fields, ctx)
         case Takeback():
             return _takeback(fields, ctx)
         case SetResult():
@@ -269,6 +272,25 @@ def _correct_move(request: CorrectMove, ctx: _Context) -> CommandOutcome:
         facts=_ending(ctx),
         game_changed=True,
     )
+
+
+def _reconstruct(request: Reconstruct, ctx: _Context) -> CommandOutcome:
+    arbiter = ctx.arbiter
+    if arbiter.result is not None:
+        raise RejectedError(f"the game is over ({arbiter.result.result}, {arbiter.result.reason})")
+    board = arbiter.board.copy()
+    line: list[chess.Move] = []
+    for uci in request.moves:
+        move = _legal_move(board, uci, f"at ply {board.ply() + 1}")
+        board.push(move)
+        line.append(move)
+    facts = arbiter.reconstruct(line, ctx.now)
+    data = {
+        "moves": [m.uci() for m in line],
+        "san": [f.san for f in facts if isinstance(f, MovePlayed)],
+        "fen": arbiter.board.fen(),
+    }
+    return ctx.ok(data, facts=tuple(facts), game_changed=True)
 
 
 def _takeback(request: Takeback, ctx: _Context) -> CommandOutcome:

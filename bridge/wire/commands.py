@@ -53,6 +53,9 @@ MAX_EXPIRY_AHEAD: Final = 3600.0
 MAX_REPLAY: Final = 10_000
 """Most events one ``replay`` resends."""
 
+MAX_RECONSTRUCT: Final = 64
+"""Most moves one ``reconstruct`` records."""
+
 MAX_CLOCK_SECONDS: Final = 9 * 3600 + 59 * 60 + 59
 """The longest time a chess clock display shows (9:59:59)."""
 
@@ -115,6 +118,13 @@ class CorrectMove(_Fields, frozen=True, kw_only=True, forbid_unknown_fields=True
     uci: _Uci
 
 
+class Reconstruct(_Fields, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``reconstruct``: the moves played since the last one recorded (UCI, in order), as an
+    arbiter establishes them: a board nothing explained (``board_mismatch``) is settled."""
+
+    moves: Annotated[list[_Uci], msgspec.Meta(min_length=1, max_length=MAX_RECONSTRUCT)]
+
+
 class Takeback(_Fields, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """``takeback``: remove the last ``plies`` moves."""
 
@@ -171,6 +181,7 @@ Command = (
     NewGame
     | SetPosition
     | CorrectMove
+    | Reconstruct
     | Takeback
     | SetResult
     | ClaimDraw
@@ -185,6 +196,7 @@ REQUESTS: Final[dict[str, type[Command]]] = {
     "new_game": NewGame,
     "set_position": SetPosition,
     "correct_move": CorrectMove,
+    "reconstruct": Reconstruct,
     "takeback": Takeback,
     "set_result": SetResult,
     "claim_draw": ClaimDraw,

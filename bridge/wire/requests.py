@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Final
 
 import msgspec
+import msgspec.inspect
 
 from bridge.wire.commands import MAX_REQUEST_BYTES, REQUESTS, Response
 from bridge.wire.payloads import Envelope
@@ -34,8 +35,8 @@ def build(
 ) -> bytes:
     """The JSON payload of one request.
 
-    ``strict=False`` accepts text for numbers and booleans (``id="3"``), as typed on a command
-    line.
+    ``strict=False`` accepts text for numbers and booleans (``id="3"``) and for lists
+    (``moves="d7d6 d2d4"``), as typed on a command line.
 
     Raises:
         RequestError: an unknown command, a field the command does not take or of the wrong
@@ -45,6 +46,14 @@ def build(
     if schema is None:
         raise RequestError(f"unknown command {command!r}; the commands are {', '.join(REQUESTS)}")
     given = {**fields, "transaction": transaction, "expires_at": expires_at}
+    if not strict:
+        # A list typed on a command line is one word: its items apart by spaces or commas.
+        for field in msgspec.structs.fields(schema):
+            value = given.get(field.name)
+            if isinstance(value, str) and isinstance(
+                msgspec.inspect.type_info(field.type), msgspec.inspect.ListType
+            ):
+                given[field.name] = value.replace(",", " ").split()
     try:
         request = msgspec.convert(given, schema, strict=strict)
     except msgspec.ValidationError as exc:

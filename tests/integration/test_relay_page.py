@@ -375,3 +375,53 @@ async def test_on_a_phone_the_room_and_a_table_fit_the_screen_and_the_controls_a
         ):
             await reachable(browser, control)
         await no_sideways_scroll(browser)
+
+
+async def test_the_page_records_the_moves_a_restart_could_not_tell_apart(
+    mosquitto: Mosquitto, mqtt_subscribe: Subscribe, table_id: str, tmp_path: Path
+) -> None:
+    """The table's daemon restarts after 1. e4 e5 2. Nf3 while 2... Nc6 3. Bc4 Nf6 are played:
+    Black's knights could have come in either order, the board cannot tell, the arbiter can."""
+    from tests.integration.test_faults import daemon, has_moves, moves, online_and_connected
+
+    rng = random.Random(11)
+    config = Config(relay=RelaySection(password=PASSWORD))
+    board = chess.Board()
+    async with (
+        DgtEmulator(speed=4.0, memory="empty") as emu,
+        mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/#") as sub,
+        daemon(f"dgt:{emu.path}", table_id, mosquitto.url, tmp_path / "state") as table,
+        running_relay(mosquitto, tmp_path / "relay", config=config) as relay,
+        chromium() as browser,
+    ):
+        await online_and_connected(sub)
+        emu.set_clock(600, 600, running="right")
+        for san in ("e4", "e5", "Nf3"):
+            await move(emu, board, san, rng)
+        await sub.wait_for(has_moves(3), within=20)
+        await asyncio.sleep(0.1)
+        await table.kill()
+        for san in ("Nc6", "Bc4", "Nf6"):
+            await move(emu, board, san, rng)
+        await table.start()
+        await sub.wait_for(lambda _: bool(sub.on("event/alert")), within=40)
+        await browser.get(f"{relay.url}/#/table/{table_id}")
+        await sign_in(browser, "Anna")
+        played = " ".join(m.uci() for m in board.move_stack[3:])
+
+        def record_button(driver: WebDriver) -> Any:
+            buttons = driver.find_elements(By.CSS_SELECTOR, "#detail-open .reconstruct")
+            texts = sorted(b.text for b in buttons)
+            assert texts in ([], sorted([f"Record {played}", "Record g8f6 f1c4 b8c6"]))
+            return next((b for b in buttons if b.text == f"Record {played}"), None)
+
+        button = await browser.until(record_button)
+        await browser.call(lambda _: button.click())
+        await done(browser, "reconstruct")
+        await sub.wait_for(has_moves(6), within=20)
+
+    got = [m["data"] for m in moves(sub.messages)]
+    assert [m["uci"] for m in got] == [m.uci() for m in board.move_stack]
+    assert [m["completed_by"] for m in got[3:]] == ["reconstructed"] * 3
+    alerts = [json.loads(bytes(m.payload))["data"] for m in sub.on("event/alert")]
+    assert [a["kind"] for a in alerts] == ["board_mismatch"]

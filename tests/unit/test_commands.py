@@ -15,11 +15,12 @@ import pytest
 
 from bridge.arbiter import rules
 from bridge.arbiter.engine import Arbiter, EngineConfig
-from bridge.arbiter.facts import AlertRaised, GameEnded
+from bridge.arbiter.facts import AlertRaised, GameEnded, MovePlayed
 from bridge.table import commands
 from bridge.table.commands import CommandOutcome
 from bridge.table.daemon import SavedGame, game_data
 from bridge.wire import commands as wire
+from bridge.wire import requests
 from bridge.wire.commands import Assignment, RejectedError
 from drivers.events import ClockReading, ClockSide
 from drivers.link import ClockSetting
@@ -157,6 +158,11 @@ REFUSED: list[tuple[str, bytes, str, str | None]] = [
     ("correct_move", request(ply=2, uci="e7"), "length >= 4", "tx-1"),
     ("correct_move", request(ply=2, uci="zz99"), "not a move in UCI notation", "tx-1"),
     ("correct_move", request(ply=1, uci="0000"), "not a legal move", "tx-1"),
+    ("reconstruct", request(), "missing required field `moves`", "tx-1"),
+    ("reconstruct", request(moves=[]), "`$.moves`", "tx-1"),
+    ("reconstruct", request(moves=["b8c6", "e1g1"]), "e1g1 is not a legal move at ply 5", "tx-1"),
+    ("reconstruct", request(moves=["e2e4"]), "not a legal move at ply 4", "tx-1"),
+    ("reconstruct", request(moves=["e7e5"] * 65), "`$.moves`", "tx-1"),
     ("set_result", request(result="1-1", reason="x"), "`$.result`", "tx-1"),
     ("set_result", request(result="1-0"), "missing required field `reason`", "tx-1"),
     ("set_result", request(result="1-0", reason=""), "`$.reason`", "tx-1"),
@@ -576,6 +582,7 @@ def test_every_command_has_a_schema_forbidding_unknown_fields() -> None:
         "new_game",
         "set_position",
         "correct_move",
+        "reconstruct",
         "takeback",
         "set_result",
         "claim_draw",
@@ -656,3 +663,46 @@ def test_an_expired_request_is_refused_before_it_is_checked_for_repeats() -> Non
     outcome = wire.parse("takeback", request(expires_at=WALL - 1), wall_now=WALL)
     assert isinstance(outcome, wire.Refusal)
     assert outcome.response.status == "error"
+
+
+def test_reconstruct_records_the_moves_an_arbiter_establishes() -> None:
+    """A restart found a board that two orders of the same moves explain: the arbiter says."""
+    arbiter = arbiter_after(["e2e4", "e7e5", "g1f3"])
+    played = arbiter.board.copy()
+    for uci in ("b8c6", "f1b5", "a7a6"):
+        played.push_uci(uci)
+    outcome = run("reconstruct", request(moves=["b8c6", "f1b5", "a7a6"]), arbiter)
+    data = ok_data(outcome)
+    assert data == {
+        "moves": ["b8c6", "f1b5", "a7a6"],
+        "san": ["Nc6", "Bb5", "a6"],
+        "fen": played.fen(),
+    }
+    assert [
+        (f.move.uci(), f.completed_by.value) for f in outcome.facts if isinstance(f, MovePlayed)
+    ] == [
+        ("b8c6", "reconstructed"),
+        ("f1b5", "reconstructed"),
+        ("a7a6", "reconstructed"),
+    ]
+    assert arbiter.board.move_stack == played.move_stack
+    assert outcome.game_changed
+
+
+def test_reconstruct_after_the_game_ended_is_refused() -> None:
+    arbiter = busy_arbiter()
+    run("set_result", request(result="0-1", reason="White resigned"), arbiter)
+    outcome = run("reconstruct", request(moves=["b8c6"]), arbiter)
+    assert not outcome.ok
+    assert "the game is over" in (outcome.response.error or "")
+
+
+def test_moves_typed_on_a_command_line_are_one_word_apart_by_spaces_or_commas() -> None:
+    payload = requests.build(
+        "reconstruct",
+        {"moves": "b8c6, f1b5 a7a6"},
+        transaction="t",
+        expires_at=WALL + 60,
+        strict=False,
+    )
+    assert msgspec.json.decode(payload)["moves"] == ["b8c6", "f1b5", "a7a6"]

@@ -72,6 +72,15 @@ function alertList(summary, withButtons) {
           act(summary.table, "ack_alert", { id: alert.id });
         });
         item.append(button);
+        // A board nothing explains, or several lines of moves: the arbiter says which was played.
+        for (const line of alert.lines || []) {
+          const record = el("button", { type: "button", class: "reconstruct" }, `Record ${line}`);
+          record.addEventListener("click", (event) => {
+            event.stopPropagation();
+            act(summary.table, "reconstruct", { moves: line.split(" ") });
+          });
+          item.append(record);
+        }
       }
     }
     list.append(item);
@@ -238,6 +247,15 @@ function wire() {
     event.preventDefault();
     const form = event.target;
     act(selected, "correct_move", { ply: Number(form.ply.value), uci: form.uci.value.trim() });
+  });
+  $("form-reconstruct").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const moves = event.target.moves.value.replaceAll(",", " ").split(/\s+/).filter(Boolean);
+    act(selected, "reconstruct", { moves });
+  });
+  $("form-position").addEventListener("submit", (event) => {
+    event.preventDefault();
+    act(selected, "set_position", { fen: event.target.fen.value.trim() });
   });
   $("form-result").addEventListener("submit", (event) => {
     event.preventDefault();
