@@ -15,7 +15,7 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import aiohttp
 import pytest
@@ -25,9 +25,15 @@ from bridge.table.daemon import DaemonOptions, TableDaemon
 from bridge.wire.config import DEFAULT_RULES, Config, broker_settings
 from drivers import BoardUri
 from drivers.dgt.emulator import DgtEmulator
-from tests.conftest import Mosquitto
 
 T = TypeVar("T")
+
+
+class Broker(Protocol):
+    """Where to connect: a Mosquitto of the tests, or a cluster (its nodes' URLs, in order)."""
+
+    @property
+    def url(self) -> str: ...
 
 
 @dataclass
@@ -70,7 +76,7 @@ async def eventually(check: Callable[[], Awaitable[T | None]], within: float = 2
 
 @contextlib.asynccontextmanager
 async def running_relay(
-    broker: Mosquitto,
+    broker: Broker,
     state_dir: Path,
     *,
     config: Config | None = None,
@@ -127,7 +133,7 @@ async def _subscribed(relay: Relay) -> None:
 
 @contextlib.asynccontextmanager
 async def running_table(
-    broker: Mosquitto, table: str, state_dir: Path, *, speed: float = 1.0
+    broker: Broker, table: str, state_dir: Path, *, speed: float = 1.0
 ) -> AsyncIterator[tuple[DgtEmulator, TableDaemon]]:
     """An emulated board with a clock and its table daemon, connected to ``broker``."""
     async with DgtEmulator(speed=speed) as emu:

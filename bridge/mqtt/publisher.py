@@ -158,9 +158,12 @@ class Publisher:
         """Outbox rows the broker acknowledged (status payloads not counted)."""
 
         check_tls(broker)
-        self._broker = broker
-        self.broker = broker.address
-        """``host:port`` of the broker, for logs."""
+        self._nodes = session.Nodes(broker)
+        self.broker = self._nodes.address
+        """``host:port`` of the broker node connected to (or tried next), for logs and the
+        ``status``'s ``broker``."""
+        self._mqtt311_nodes: set[str] = set()
+        """Nodes that refused MQTT 5: spoken to in 3.1.1 from then on."""
         self._client_id = f"chessbridge-{table}" if broker.client_id is None else broker.client_id
         self.instance = os.urandom(8).hex()
         """This process, in its claim to the table (``claim``; see :class:`TableTakenError`)."""
@@ -177,7 +180,7 @@ class Publisher:
         self._request_filter = payloads.topic(table, f"{payloads.REQUEST_PREFIX}/+")
         self._retained: dict[str, tuple[int, bytes]] = {}
         self._descriptions: dict[str, bytes] = {}
-        self._reserved: tuple[int, bytes] | None = None  # (online seq, Will payload)
+        self._reserved: tuple[int, int] | None = None  # (online seq, Will seq)
         self._wake = asyncio.Event()
         self._window: SendWindow | None = None
         """The rows in flight on the connection, while connected and announced."""
@@ -197,6 +200,9 @@ class Publisher:
         self._reasserting = False
         self._claims_before = False
         self._bad_claim_said = False
+        self._subscribed = False
+        """Whether the broker ever granted the subscriptions (a refusal is the ACL otherwise)."""
+        self._refusal_said = False
 
     @property
     def epoch(self) -> int:
@@ -290,7 +296,12 @@ class Publisher:
                     wait = random.uniform(0.0, self._connect_jitter)
                     await asyncio.wait_for(self._stopping.wait(), wait)
             await run_sessions(
-                self._session, backoff=self._backoff, failed=self._log_failure, stop=self._stopping
+                self._session,
+                backoff=self._backoff,
+                failed=self._log_failure,
+                stop=self._stopping,
+                nodes=self._nodes,
+                stay=self._refused_mqtt5,
             )
         finally:
             worker.cancel()
@@ -320,14 +331,16 @@ class Publisher:
 
     async def _session(self) -> None:
         """One connection: announce, then send and receive until it fails or we stop."""
+        node = self._nodes.current
+        self.broker = node.address
         online_seq, will = self._reserve_statuses()
         client = session.client(
-            self._broker,
+            node,
             identifier=self._client_id,
             will=aiomqtt.Will(self._status_topic, will, qos=1, retain=True),
             keepalive=self._keepalive,
             logger=_MQTT_LOGGER,
-            mqtt5=self._mqtt5,
+            mqtt5=self._speaks_mqtt5,
         )
         limits = BrokerLimits.watch(client)
         self._session_started = False
@@ -367,15 +380,30 @@ class Publisher:
         # Published: a request published retained keeps its flag also when it arrives live, so
         # that it is recognised and never acted on).
         self._claims_before = self._claimed
-        if self._mqtt5:
-            await client.subscribe(
+        if self._speaks_mqtt5:
+            granted = await client.subscribe(
                 [
                     (self._claim_topic, SubscribeOptions(qos=1)),
                     (self._request_filter, SubscribeOptions(qos=1, retainAsPublished=True)),
                 ]
             )
         else:
-            await client.subscribe([(self._claim_topic, 1), (self._request_filter, 1)])
+            granted = await client.subscribe([(self._claim_topic, 1), (self._request_filter, 1)])
+        if any((session.reason_code(code) or 0) >= 0x80 for code in granted):
+            if self._subscribed:
+                # Granted before, so not the ACL: a node of a cluster that cannot serve it now
+                # (NATS while its JetStream elects a leader). Deaf to requests: connect again.
+                raise aiomqtt.MqttError("the subscription to the table's requests was refused")
+            if not self._refusal_said:
+                self._refusal_said = True
+                _LOGGER.warning(
+                    "MQTT broker %s refused table %s's subscription to its requests: arbiters' "
+                    "commands will not reach it; give its user read access in the broker's ACL",
+                    self.broker,
+                    self.table,
+                )
+        else:
+            self._subscribed = True
         self._status_changed.clear()  # the online below says it
         await self._say_online(client, online_seq)
 
@@ -541,7 +569,14 @@ class Publisher:
             seq = self._outbox.next_seq()
         problem = self._problem if state == "online" else None
         return payloads.encode_status(
-            self.table, self.game_id, self._outbox.epoch, seq, self._clock(), state, problem
+            self.table,
+            self.game_id,
+            self._outbox.epoch,
+            seq,
+            self._clock(),
+            state,
+            problem,
+            broker=self.broker,
         )
 
     def _reserve_statuses(self) -> tuple[int, bytes]:
@@ -552,13 +587,25 @@ class Publisher:
         """
         if self._reserved is None:
             online_seq = self._outbox.next_seq()
-            self._reserved = (online_seq, self._status("lost"))
-        return self._reserved
+            self._reserved = (online_seq, self._outbox.next_seq())
+        online_seq, lost_seq = self._reserved
+        return online_seq, self._status("lost", lost_seq)  # naming the node it is left with
+
+    @property
+    def _speaks_mqtt5(self) -> bool:
+        """Whether the next connection (to the current node) speaks MQTT 5."""
+        return self._mqtt5 and self.broker not in self._mqtt311_nodes
+
+    def _refused_mqtt5(self, exc: aiomqtt.MqttError) -> bool:
+        """A node that refuses MQTT 5 is not a dead node: it is asked again, in 3.1.1."""
+        return self._speaks_mqtt5 and not self._session_started and refused_protocol(exc)
 
     def _log_failure(self, exc: aiomqtt.MqttError, wait: float) -> None:
-        if self._mqtt5 and not self._session_started and refused_protocol(exc):
-            self._mqtt5 = False
-            _LOGGER.warning(
+        if self._refused_mqtt5(exc):
+            self._mqtt311_nodes.add(self.broker)
+            # Said once; the other nodes of a cluster that speak 3.1.1 only, at INFO.
+            _LOGGER.log(
+                logging.INFO if len(self._mqtt311_nodes) > 1 else logging.WARNING,
                 "MQTT broker %s does not speak MQTT 5; using 3.1.1, where a retained request "
                 "that arrives live cannot be told from another (use Mosquitto 2 for that)",
                 self.broker,

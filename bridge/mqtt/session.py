@@ -3,7 +3,8 @@
 :func:`client` turns :class:`~bridge.wire.config.BrokerSettings` (the broker's address,
 credentials and TLS files) into aiomqtt clients, :func:`check_tls` loads its TLS files at start;
 :func:`run_sessions` runs a connection again and again with :class:`~drivers.backoff.Backoff`
-until asked to stop; :func:`refused_credentials` tells a refused login from an outage.
+until asked to stop, moving on to the next node of a clustered broker (:class:`Nodes`) after
+each failure; :func:`refused_credentials` tells a refused login from an outage.
 """
 
 from __future__ import annotations
@@ -124,18 +125,51 @@ def reason_code(rc: int | ReasonCode | None) -> int | None:
     return rc.value if isinstance(rc, ReasonCode) else rc
 
 
+class Nodes:
+    """Which node of a broker (one, or the nodes of a cluster: ``BrokerSettings.nodes``) the
+    next connection goes to: the first at start, then, after each failure, the next in turn."""
+
+    def __init__(self, settings: BrokerSettings) -> None:
+        self._settings = settings
+        self._count = len(settings.nodes)
+        self._index = 0
+
+    @property
+    def current(self) -> BrokerSettings:
+        """The settings of the node to connect to (that node alone)."""
+        return self._settings.node(self._index)
+
+    @property
+    def address(self) -> str:
+        """``host:port`` of the current node."""
+        return self.current.address
+
+    @property
+    def several(self) -> bool:
+        """Whether there is another node to move on to."""
+        return self._count > 1
+
+    def move_on(self) -> None:
+        """The next node in turn (the first again after the last)."""
+        self._index = (self._index + 1) % self._count
+
+
 async def run_sessions(
     session: Callable[[], Awaitable[None]],
     *,
     backoff: Backoff,
     failed: Callable[[aiomqtt.MqttError, float], None],
     stop: asyncio.Event,
+    nodes: Nodes | None = None,
+    stay: Callable[[aiomqtt.MqttError], bool] | None = None,
 ) -> None:
     """Run ``session`` until ``stop`` is set, waiting ``backoff`` after each ``MqttError``.
 
-    ``session`` makes one connection and returns when ``stop`` is set (or raises); it calls
-    ``backoff.reset()`` once connected. ``failed(exc, wait)`` reports each failure, and may
-    raise to give up (a refused login, say).
+    ``session`` makes one connection (to ``nodes.current``, if given) and returns when ``stop``
+    is set (or raises); it calls ``backoff.reset()`` once connected. ``failed(exc, wait)``
+    reports each failure, and may raise to give up (a refused login, say). After a failure the
+    next connection goes to the next of ``nodes``, unless ``stay(exc)`` (asked before
+    ``failed``) says to try the same node again (it refused MQTT 5: not a dead node).
     """
     while not stop.is_set():
         try:
@@ -143,7 +177,10 @@ async def run_sessions(
         except aiomqtt.MqttError as exc:
             if stop.is_set():
                 break
+            same = stay is not None and stay(exc)
             wait = backoff.next()
             failed(exc, wait)
+            if nodes is not None and not same:
+                nodes.move_on()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), wait)

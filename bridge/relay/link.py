@@ -64,6 +64,8 @@ class RelayLink:
         reconnect_max: float = 30.0,
     ) -> None:
         self.settings = settings
+        self.nodes = session.Nodes(settings)
+        """The broker node connected to (or tried next): ``nodes.address``."""
         self.room = room
         self.store = store
         self.changed = changed
@@ -92,7 +94,11 @@ class RelayLink:
         gaps = asyncio.create_task(self._gap_loop(), name="relay gaps")
         try:
             await run_sessions(
-                lambda: self._session(stop), backoff=self._backoff, failed=self._failure, stop=stop
+                lambda: self._session(stop),
+                backoff=self._backoff,
+                failed=self._failure,
+                stop=stop,
+                nodes=self.nodes,
             )
         finally:
             gaps.cancel()
@@ -103,14 +109,18 @@ class RelayLink:
         self._started = False
         try:
             async with session.client(
-                self.settings, identifier=self.identifier, keepalive=30, logger=_MQTT_LOGGER
+                self.nodes.current, identifier=self.identifier, keepalive=30, logger=_MQTT_LOGGER
             ) as client:
                 self._started = True
                 topics = f"{payloads.TOPIC_ROOT}/table/+/#"
                 granted = await client.subscribe(topics, qos=1)
                 if any((reason_code(code) or 0) >= 0x80 for code in granted):
+                    if self._ever_connected:
+                        # Granted before, so not the ACL: a node of a cluster that cannot
+                        # serve it now (NATS while its JetStream elects a leader). Retried.
+                        raise aiomqtt.MqttError(f"the subscription to {topics} was refused")
                     raise RefusedError(
-                        f"MQTT broker {self.settings.address} refused the subscription to "
+                        f"MQTT broker {self.nodes.address} refused the subscription to "
                         f"{topics}: give the relay's user read access to it in the broker's ACL"
                     )
                 self._backoff.reset()
@@ -118,10 +128,10 @@ class RelayLink:
                 self.connected.set()
                 self._ever_connected = True
                 if self._failed:
-                    log.warning("reconnected to MQTT broker %s", self.settings.address)
+                    log.warning("reconnected to MQTT broker %s", self.nodes.address)
                 else:
                     log.info(
-                        "connected to MQTT broker %s, following %s", self.settings.address, topics
+                        "connected to MQTT broker %s, following %s", self.nodes.address, topics
                     )
                 self._failed = False
                 receiver = asyncio.create_task(self._receive(client))
@@ -147,12 +157,12 @@ class RelayLink:
     def _failure(self, exc: aiomqtt.MqttError, wait: float) -> None:
         if not self._ever_connected and refused_credentials(exc):
             raise RefusedError(
-                f"MQTT broker {self.settings.address} refused the relay's login ({exc}): check "
+                f"MQTT broker {self.nodes.address} refused the relay's login ({exc}): check "
                 "[broker] username/password in the config or CHESSBRIDGE_MQTT_USERNAME/PASSWORD"
             ) from exc
         verb = "lost the connection to" if self._started else "cannot connect to"
         log.warning(
-            "%s MQTT broker %s (%s); retrying in %.1f s", verb, self.settings.address, exc, wait
+            "%s MQTT broker %s (%s); retrying in %.1f s", verb, self.nodes.address, exc, wait
         )
         self._failed = True
 
@@ -233,7 +243,7 @@ class RelayLink:
         """
         client = self._client
         if client is None:
-            raise NoResponseError(f"not connected to MQTT broker {self.settings.address}")
+            raise NoResponseError(f"not connected to MQTT broker {self.nodes.address}")
         transaction = new_transaction("relay")
         known = self.room.table(table)
         if known is not None and by is not None:

@@ -75,9 +75,47 @@ async def send(
     except ValueError as exc:  # RequestError is a ValueError
         _say(str(exc))
         return EXIT_USAGE
+    count = len(broker.nodes)
+    for index in range(count):
+        node = broker.node(index)
+        connected: list[bool] = []
+        try:
+            return await _send_through(table, command, fields, node, wait, out, connected)
+        except aiomqtt.MqttError as exc:
+            if refused_credentials(exc):
+                _say(
+                    f"MQTT broker {node.address} refused the login ({exc}): check [broker] "
+                    "username/password in the config or CHESSBRIDGE_MQTT_USERNAME/PASSWORD"
+                )
+                return EXIT_USAGE
+            if connected:  # the request may have gone out: never sent twice
+                _say(f"lost the connection to MQTT broker {node.address} ({exc}) before the reply")
+                return EXIT_REFUSED
+            if index == count - 1:
+                _say(f"cannot reach MQTT broker {node.address}: {exc}")
+                return EXIT_REFUSED
+            _say(f"cannot reach MQTT broker {node.address} ({exc}); trying the next node")
+    return EXIT_REFUSED  # not reached: a broker has at least one node
+
+
+async def _send_through(
+    table: str,
+    command: str,
+    fields: dict[str, object],
+    broker: BrokerSettings,
+    wait: float,
+    out: TextIO,
+    connected: list[bool],
+) -> int:
+    """Send the command through one broker node (``connected`` gets ``True`` once connected).
+
+    Raises:
+        aiomqtt.MqttError: the node cannot be reached, refused the login, or was lost.
+    """
     responses = Responses()
     try:
         async with session.client(broker, keepalive=30, logger=_MQTT_LOGGER) as client:
+            connected.append(True)
             await client.subscribe(payloads.topic(table, f"response/{command}"), qos=1)
             reader = asyncio.create_task(_read(client, responses))
             try:
@@ -96,15 +134,6 @@ async def send(
                     await reader
     except NoResponseError as exc:
         _say(str(exc))
-        return EXIT_REFUSED
-    except aiomqtt.MqttError as exc:
-        if refused_credentials(exc):
-            _say(
-                f"MQTT broker {broker.address} refused the login ({exc}): check [broker] "
-                "username/password in the config or CHESSBRIDGE_MQTT_USERNAME/PASSWORD"
-            )
-            return EXIT_USAGE
-        _say(f"cannot reach MQTT broker {broker.address}: {exc}")
         return EXIT_REFUSED
     out.write(json.dumps(msgspec.to_builtins(response), indent=2, ensure_ascii=False) + "\n")
     out.flush()

@@ -145,6 +145,7 @@ class _Watcher:
         room: bool = False,
     ) -> None:
         self.settings = broker
+        self.nodes = session.Nodes(broker)
         self.room = room
         self.topics = topics
         self.table = table
@@ -154,6 +155,7 @@ class _Watcher:
         self.views: dict[str, TableView] = {}
         self.notes: deque[str] = deque(maxlen=_NOTES_KEPT)
         self.connection = "connecting"
+        self._subscribed = False
         self.dirty = asyncio.Event()
         self.dirty.set()
         self._cleared = False
@@ -171,7 +173,8 @@ class _Watcher:
 
     @property
     def broker(self) -> str:
-        return self.settings.address
+        """The broker node connected to (or tried next)."""
+        return self.nodes.address
 
     # -- output ---------------------------------------------------------------------------
 
@@ -302,15 +305,17 @@ class _Watcher:
             backoff=Backoff(_RECONNECT_MIN, _RECONNECT_MAX),
             failed=self._failure,
             stop=asyncio.Event(),  # runs until cancelled
+            nodes=self.nodes,
         )
 
     async def _session(self) -> None:
         self._session_started = False
         async with session.client(
-            self.settings, keepalive=_KEEPALIVE, logger=_MQTT_LOGGER
+            self.nodes.current, keepalive=_KEEPALIVE, logger=_MQTT_LOGGER
         ) as client:
             self._session_started = True
             await self._subscribe(client)
+            self._subscribed = True
             self._set_connection("connected")
             if self._failed:
                 _say(f"reconnected to MQTT broker {self.broker}")
@@ -334,6 +339,10 @@ class _Watcher:
     async def _subscribe(self, client: aiomqtt.Client) -> None:
         granted = await client.subscribe(self.topics, qos=1)
         if any((reason_code(code) or 0) >= 0x80 for code in granted):
+            if self._subscribed:
+                # Granted before, so not the ACL: a node of a cluster that cannot serve it now
+                # (NATS while its JetStream elects a leader). Retried.
+                raise aiomqtt.MqttError(f"the subscription to {self.topics} was refused")
             raise _RefusedError(
                 f"MQTT broker {self.broker} refused the subscription to {self.topics}"
             )

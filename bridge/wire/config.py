@@ -47,6 +47,7 @@ class BrokerConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     """``[broker]``."""
 
     url: str | None = None
+    """``mqtt[s]://host[:port]``, or the nodes of a clustered broker separated by commas."""
     username: str | None = None
     password: str | None = None
     ca_file: str | None = None
@@ -224,27 +225,80 @@ class BrokerSettings(msgspec.Struct, frozen=True, kw_only=True):
     """The table's connection speaks MQTT 5 (``[broker] mqtt5``); the views speak 3.1.1."""
     connect_jitter: float = 0.0
     """Seconds over which the table's first connection is spread (``[broker] connect_jitter``)."""
+    others: tuple[tuple[str, int], ...] = ()
+    """The further nodes of a clustered broker, ``(host, port)`` each, after ``host:port``
+    (``--broker`` with a comma-separated list): the connection goes to the first that answers
+    and, once lost, to the next in turn. Credentials and TLS are the same for every node."""
+
+    @property
+    def nodes(self) -> tuple[tuple[str, int], ...]:
+        """Every node, ``(host, port)``, the first (``host``, ``port``) first."""
+        return ((self.host, self.port), *self.others)
+
+    def node(self, index: int) -> BrokerSettings:
+        """The settings of node ``index`` alone (modulo the number of nodes)."""
+        nodes = self.nodes
+        host, port = nodes[index % len(nodes)]
+        return msgspec.structs.replace(self, host=host, port=port, others=())
 
     @property
     def address(self) -> str:
-        """``host:port``, for logs."""
-        return f"{self.host}:{self.port}"
+        """``host:port`` (of each node, comma-separated), for logs."""
+        return ",".join(f"{host}:{port}" for host, port in self.nodes)
 
     def __repr__(self) -> str:
         return f"BrokerSettings({self.address}, tls={self.tls}, user={self.username!r})"
 
 
 def broker_settings(url: str, broker: BrokerConfig | None = None) -> BrokerSettings:
-    """The settings of the broker at ``url`` (``mqtt://host[:port]`` or ``mqtts://host[:port]``)
-    with the credentials, TLS files and connection options of ``broker`` (a config's
-    ``[broker]``; its ``url`` is not used). The TLS files are only named here: the MQTT shell
-    loads them (``bridge.mqtt.session.check_tls``).
+    """The settings of the broker at ``url`` (``mqtt://host[:port]`` or ``mqtts://host[:port]``,
+    or several of them separated by commas: the nodes of a clustered broker) with the
+    credentials, TLS files and connection options of ``broker`` (a config's ``[broker]``; its
+    ``url`` is not used). The TLS files are only named here: the MQTT shell loads them
+    (``bridge.mqtt.session.check_tls``).
 
     Raises:
-        ValueError: a malformed URL (see :func:`parse_broker_url`), or TLS files with
-            ``mqtt://``.
+        ValueError: a malformed URL (see :func:`parse_broker_url`; in a list, the message says
+            which one), a list that mixes ``mqtt://`` and ``mqtts://`` or names a node twice,
+            or TLS files with ``mqtt://``.
     """
-    host, port, tls = parse_broker_url(url)
+    urls = [part.strip() for part in url.split(",")]
+    if len(urls) > 1 and "@" in url:
+        # Before splitting: a password may hold a comma, and a piece of it must not be shown.
+        raise ValueError(
+            "put the broker username/password in the config or environment, not in the URL"
+        )
+    if len(urls) == 1:
+        host, port, tls = parse_broker_url(urls[0])
+        others: tuple[tuple[str, int], ...] = ()
+    else:
+        nodes: list[tuple[str, int]] = []
+        schemes: set[bool] = set()
+        for number, part in enumerate(urls, 1):
+            if not part:
+                raise ValueError(
+                    f"broker URL number {number} of the list {redact_url(url)!r} is empty: "
+                    "separate the nodes' URLs with single commas"
+                )
+            try:
+                node_host, node_port, node_tls = parse_broker_url(part)
+            except ValueError as exc:
+                raise ValueError(f"broker URL number {number} of the list: {exc}") from None
+            if (node_host, node_port) in nodes:
+                raise ValueError(
+                    f"broker URL number {number} of the list names {node_host}:{node_port} "
+                    "again: give each node once"
+                )
+            nodes.append((node_host, node_port))
+            schemes.add(node_tls)
+        if len(schemes) > 1:
+            raise ValueError(
+                "the broker URLs mix mqtt:// and mqtts://: the nodes of one broker share its "
+                "TLS settings, so give them all the same scheme"
+            )
+        (host, port), *rest = nodes
+        others = tuple(rest)
+        tls = schemes.pop()
     broker = BrokerConfig() if broker is None else broker
     if not tls and (broker.ca_file or broker.cert_file or broker.key_file):
         raise ValueError("TLS files given but the broker URL is not mqtts://")
@@ -259,6 +313,7 @@ def broker_settings(url: str, broker: BrokerConfig | None = None) -> BrokerSetti
         key_file=broker.key_file,
         mqtt5=broker.mqtt5,
         connect_jitter=broker.connect_jitter,
+        others=others,
     )
 
 

@@ -181,6 +181,10 @@ class StatusData(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
     state: Literal["online", "offline", "lost"]
     error: str | None = None
+    broker: str | None = None
+    """``host:port`` of the broker node the daemon is connected to (a clustered broker has
+    several): the node it was on when it went ``offline`` or was ``lost``. Added in 1.x;
+    older daemons leave it out."""
 
 
 INSTANCE_PATTERN: Final = r"\A[0-9a-f]{8,64}\Z"
@@ -437,9 +441,11 @@ def encode_status(
     ts: float,
     state: Literal["online", "offline", "lost"],
     error: str | None = None,
+    *,
+    broker: str | None = None,
 ) -> bytes:
     """A ``status`` payload: the envelope plus a top-level ``state`` equal to ``data.state``."""
-    data = StatusData(state=state, error=error)
+    data = StatusData(state=state, error=error, broker=broker)
     return encode(table, game, epoch, seq, ts, "status", data, {"state": state})
 
 

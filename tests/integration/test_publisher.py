@@ -201,7 +201,8 @@ async def test_will_lost_when_the_process_is_killed(
         await live.wait_for(lambda messages: _states(messages) == ["online", "lost"])
         online, lost = _envelopes(live.messages)
         assert lost.type == "status"
-        assert lost.data == {"state": "lost"}
+        # The Will names the node it was left with (here the only one).
+        assert lost.data == {"state": "lost", "broker": f"{mosquitto.host}:{mosquitto.port}"}
         assert (lost.table, lost.game, lost.epoch) == (table_id, "g1", 1)
         assert lost.seq > online.seq
         assert live.messages[1].qos == 1
