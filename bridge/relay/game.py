@@ -163,7 +163,7 @@ class RelayTable:
             PayloadError: the payload's ``data`` does not fit its type; nothing changed.
         """
         view = self.view
-        if view.seen(envelope.epoch, envelope.seq):
+        if view.seen(envelope.game, envelope.epoch, envelope.seq):
             return False
         before_game = view.game_id
         before_start = view.start_fen
@@ -172,19 +172,29 @@ class RelayTable:
         earlier = self.parts_now() if envelope.type == "game" else None
         response = _response(envelope) if envelope.type == "response" else None
         applied = view.apply(envelope)
+        if (
+            applied is not None
+            and envelope.type == "game"
+            and before_game is not None
+            and view.game_id != before_game
+            and envelope.seq <= (self.gaps.high or 0)
+        ):
+            # A new game whose seq is not above what the table said before: it started again
+            # from an empty state directory, counting from 1. Its seqs are a new series.
+            self.gaps = Gaps()
         if not retained or self.gaps.high is not None:
             # A retained copy is no gap check for a table first seen through it; for a table
             # this relay has followed (before a restart, or a reconnect), a retained payload
             # with a higher seq shows what was published meanwhile and never came live.
             online = envelope.type == "status" and envelope.data.get("state") == "online"
             self.gaps.saw(envelope.seq, received, online=online)
-        if applied is None:
-            return False
         if envelope.type in _EVENTS and envelope.game and envelope.game != view.game_id:
-            # An event of an earlier game (the view folded it): a replay reached back further
-            # than the game at the table now. Nothing of it is this game's.
+            # An event of an earlier game (the view folded or dropped it): a replay reached back
+            # further than the game at the table now. Nothing of it is this game's.
             if self.backfill is not None:
                 self.backfill.reached_start = True
+            return False
+        if applied is None:
             return False
         if before_game is not None and view.game_id != before_game:
             self._reset()

@@ -34,7 +34,10 @@ from bridge.wire.payloads import (
 )
 
 SEEN_LIMIT: Final = 4096
-"""Per table, how many ``(epoch, seq)`` pairs are remembered for dropping duplicates."""
+"""Per table, how many ``(game, epoch, seq)`` keys are remembered for dropping duplicates."""
+
+PAST_GAMES: Final = 64
+"""Per table, how many replaced game ids are remembered (their late copies are dropped)."""
 
 
 class PayloadError(ValueError):
@@ -158,8 +161,12 @@ class TableView:
     """What is known of one table, folded from its payloads in arrival order.
 
     Retained state (``status``, ``board``, ``game``) replaces what came before; events update the
-    game between snapshots. A payload seen before (same ``epoch`` and ``seq``) is dropped, and so
-    is a retained payload older than the one already applied (same ``epoch``, lower ``seq``).
+    game between snapshots. A payload seen before (same ``game``, ``epoch`` and ``seq``) is
+    dropped, and so is a retained payload older than the one already applied (same ``game`` and
+    ``epoch``, lower ``seq``). A ``game`` snapshot of a game id not seen before replaces the game
+    at once, whatever its ``(epoch, seq)``: the table may have started again from an empty state
+    directory, counting from 1 again. A game replaced is never taken back: what comes later of
+    it (a copy resent after a reconnect) is dropped.
     """
 
     def __init__(self, table: str) -> None:
@@ -183,9 +190,11 @@ class TableView:
         self.alerts: list[AlertData] = []
         self.result: ResultData | None = None
         self.last_touch: TouchData | None = None
-        self._seen: set[tuple[int, int]] = set()
-        self._seen_order: deque[tuple[int, int]] = deque()
-        self._retained_at: dict[str, tuple[int, int]] = {}
+        self._seen: set[tuple[str, int, int]] = set()
+        self._seen_order: deque[tuple[str, int, int]] = deque()
+        self._retained_at: dict[str, tuple[str, int, int]] = {}
+        self._past_games: deque[str] = deque(maxlen=PAST_GAMES)
+        """The game ids this table's game was replaced from, latest last."""
 
     # -- queries --------------------------------------------------------------------------
 
@@ -201,9 +210,9 @@ class TableView:
             return None
         return payloads.color_name(self.position.turn)
 
-    def seen(self, epoch: int, seq: int) -> bool:
-        """Whether the payload ``(epoch, seq)`` of this table was applied already."""
-        return (epoch, seq) in self._seen
+    def seen(self, game: str, epoch: int, seq: int) -> bool:
+        """Whether the payload ``(epoch, seq)`` of ``game`` at this table was applied already."""
+        return (game, epoch, seq) in self._seen
 
     # -- updates --------------------------------------------------------------------------
 
@@ -216,13 +225,15 @@ class TableView:
             PayloadError: the payload's ``data`` does not fit its ``type`` (or has a bad FEN);
                 nothing was changed and the payload is not remembered as seen.
         """
-        key = (envelope.epoch, envelope.seq)
+        key = (envelope.game, envelope.epoch, envelope.seq)
         if key in self._seen:
             return None
         kind = envelope.type
+        if envelope.game and envelope.game in self._past_games:
+            return None  # a game replaced: a late copy of it
         if kind in ("status", "board", "game"):
             newest = self._retained_at.get(kind)
-            if newest is not None and newest[0] == key[0] and newest[1] > key[1]:
+            if newest is not None and newest[:2] == key[:2] and newest[2] > key[2]:
                 return None
         try:
             applied = self._apply(envelope)
@@ -235,7 +246,7 @@ class TableView:
             self.game_id = envelope.game
         return applied
 
-    def _remember(self, key: tuple[int, int]) -> None:
+    def _remember(self, key: tuple[str, int, int]) -> None:
         self._seen.add(key)
         self._seen_order.append(key)
         if len(self._seen_order) > SEEN_LIMIT:
@@ -283,7 +294,7 @@ class TableView:
         position = chess.Board(data.fen)  # ValueError: a bad FEN
         new_game = data.id != self.game_id or "game" not in self._retained_at
         before = (tuple((m.ply, m.uci) for m in self.moves), self.result, len(self.alerts))
-        self.game_id = data.id
+        self._replace_game(data.id)
         self.rules = data.rules
         self.players = data.players
         self.event = data.event
@@ -339,11 +350,18 @@ class TableView:
         at = self._retained_at.get("game")
         if at is None:
             return False
-        return envelope.epoch < at[0] or (at[0] == envelope.epoch and at[1] > envelope.seq)
+        _, epoch, seq = at
+        return envelope.epoch < epoch or (epoch == envelope.epoch and seq > envelope.seq)
+
+    def _replace_game(self, game_id: str) -> None:
+        """The table's game is ``game_id`` from now on; the one before it is past."""
+        if self.game_id is not None and game_id != self.game_id:
+            self._past_games.append(self.game_id)
+        self.game_id = game_id
 
     def _new_game_from_event(self, envelope: Envelope) -> None:
         if envelope.game and envelope.game != self.game_id:
-            self.game_id = envelope.game
+            self._replace_game(envelope.game)
             self.start_fen = None
             self.moves = []
             self.alerts = []

@@ -403,7 +403,7 @@ def test_duplicates_are_dropped_by_epoch_and_seq() -> None:
     view, feed = TableView("t1"), Feed()
     move = feed.move("e4")
     assert view.apply(move) is not None
-    assert view.seen(1, move.seq)
+    assert view.seen(move.game, 1, move.seq)
     assert view.apply(move) is None
     assert [m.san for m in view.moves] == ["e4"]
     # The same seq in a later epoch (the daemon restarted) is a new payload.
@@ -458,7 +458,7 @@ def test_bad_data_raises_and_changes_nothing() -> None:
     with pytest.raises(PayloadError, match="game payload"):
         view.apply(bad_fen)
     assert [m.san for m in view.moves] == ["e4"]
-    assert not view.seen(1, 99)
+    assert not view.seen(good.game, 1, 99)
 
 
 def test_unknown_types_are_accepted_silently() -> None:
