@@ -111,8 +111,9 @@ async def running_relay(
             yield relay
         finally:
             stop.set()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(task), 20)
+            if not task.cancelled():  # a relay killed by the test (its task cancelled) is gone
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(task), 20)
 
 
 async def _subscribed(relay: Relay) -> None:

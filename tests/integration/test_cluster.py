@@ -15,6 +15,7 @@ import functools
 import io
 import json
 import random
+import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -165,3 +166,55 @@ async def test_a_node_killed_mid_game_loses_nothing(
         assert code == 0, out.getvalue()
         assert json.loads(out.getvalue())["status"] == "ok"
         assert running[1][1].assignment.white == "Hou Yifan"
+
+
+async def round_with_etag(relay: Relay) -> tuple[str, str]:
+    async with relay.http.get("/round.pgn") as response:
+        assert response.status == 200
+        return await response.text(), response.headers["ETag"]
+
+
+async def test_two_relays_on_two_nodes_serve_one_round_and_a_table_started_afresh(
+    cluster: NatsCluster, tmp_path: Path, table_id: str
+) -> None:
+    rng = random.Random(5)
+    async with contextlib.AsyncExitStack() as stack:
+        first = await stack.enter_async_context(
+            running_relay(cluster.starting_at(0), tmp_path / "relay-a")
+        )
+        second = await stack.enter_async_context(
+            running_relay(cluster.starting_at(1), tmp_path / "relay-b")
+        )
+        state = tmp_path / "table"
+        async with running_table(cluster.starting_at(2), table_id, state, speed=6.0) as (
+            emu,
+            daemon,
+        ):
+            old_game = daemon.game_id
+            emu.set_clock(600, 600, running="right")
+            await play(emu, chess.Board(), "d4 Nf6 c4", rng)
+            await round_games(first, 1, 3)
+            await round_games(second, 1, 3)
+            await asyncio.wait_for(daemon.publisher.flushed(), 30)
+
+        # Both relays hold the same game: the same text, the same ETag.
+        a, b = await round_with_etag(first), await round_with_etag(second)
+        assert a == b
+
+        # One relay is killed (its task cancelled: no goodbye); the other goes on.
+        first.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await first.task
+
+        # The table starts again from an empty state directory: a new game id, epoch and seq
+        # from 1. The relay that followed it shows the new game at once.
+        shutil.rmtree(state)
+        async with running_table(cluster.starting_at(2), table_id, state, speed=6.0) as (
+            emu,
+            daemon,
+        ):
+            assert daemon.game_id != old_game
+            assert daemon.publisher.epoch == 1
+            emu.set_clock(600, 600, running="right")
+            await play(emu, chess.Board(), "e4", rng)
+            assert await round_games(second, 1, 1) == [["e4"]]
