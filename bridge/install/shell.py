@@ -22,7 +22,7 @@ from typing import Final
 
 from bridge.install import plan
 from bridge.install.plan import InstallRequest, Observed, Step, UsbIds
-from bridge.wire.config import parse_broker_url
+from bridge.wire.config import broker_settings
 from drivers import parse_board_uri
 
 EXIT_USAGE: Final = 2
@@ -46,7 +46,7 @@ def install(args: argparse.Namespace) -> int:
                 f"board path {board.address} does not exist: plug the board in, or give its "
                 "path (ls /dev/ttyACM* /dev/serial/by-id/)"
             )
-        parse_broker_url(args.broker)
+        broker_settings(args.broker)  # one URL, or the nodes of a cluster
         plan.check_groups(board, _groups(root))
         command = _command()
         if root == Path("/"):

@@ -126,13 +126,13 @@ class RelayLink:
                 self._backoff.reset()
                 self._client = client
                 self.connected.set()
-                self._ever_connected = True
-                if self._failed:
+                if self._failed and self._ever_connected:
                     log.warning("reconnected to MQTT broker %s", self.nodes.address)
                 else:
                     log.info(
                         "connected to MQTT broker %s, following %s", self.nodes.address, topics
                     )
+                self._ever_connected = True
                 self._failed = False
                 receiver = asyncio.create_task(self._receive(client))
                 stopper = asyncio.create_task(stop.wait())
