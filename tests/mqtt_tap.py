@@ -58,6 +58,9 @@ class MqttTap:
     """Each connection's protocol level (4: 3.1.1, 5: MQTT 5), from its CONNECT."""
     _connections: int = 0
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    withhold_publishes: bool = False
+    """Keep the clients' PUBLISHes from the broker (no PUBACK ever comes; pings still do), as a
+    node of a cluster that lost a stream leader may."""
 
     @property
     def url(self) -> str:
@@ -113,8 +116,9 @@ class MqttTap:
                     if not byte & 0x80:
                         break
                 body = await reader.readexactly(remaining)
-                up.write(bytes(header) + body)
-                await up.drain()
+                if not (self.withhold_publishes and first[0] >> 4 == PUBLISH):
+                    up.write(bytes(header) + body)
+                    await up.drain()
                 size = len(header) + remaining
                 self.sent_bytes += size
                 kind = first[0] >> 4

@@ -107,6 +107,10 @@ class PublisherTiming(msgspec.Struct, frozen=True, kw_only=True):
     """Cap of the backoff delay."""
     drain_timeout: float = 2.0
     """How long :meth:`Publisher.stop` lets the outbox drain before going offline."""
+    ack_timeout: float = 30.0
+    """A connection on which rows are in flight and no PUBACK came for this long is given up
+    and made again (to the next node of a cluster): a broker node may keep the connection and
+    its pings alive and never acknowledge (NATS, while a lost node's streams elect leaders)."""
 
 
 DEFAULT_TIMING: Final = PublisherTiming()
@@ -172,6 +176,7 @@ class Publisher:
         self._keepalive = timing.keepalive
         self._backoff = Backoff(timing.reconnect_min, timing.reconnect_max)
         self._drain_timeout = timing.drain_timeout
+        self._ack_timeout = timing.ack_timeout
         self._clock = clock
         self._outbox = outbox
 
@@ -437,14 +442,15 @@ class Publisher:
         receiver = asyncio.create_task(self._receive(client))
         sender = asyncio.create_task(self._send(window))
         statuses = asyncio.create_task(self._send_status_changes(client))
+        watchdog = asyncio.create_task(self._watch_acks(window))
         stopping = asyncio.create_task(self._stopping.wait())
-        tasks = {receiver, sender, statuses, stopping}
+        tasks = {receiver, sender, statuses, watchdog, stopping}
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             if done == {stopping}:
                 # Give the outbox a moment to drain before going offline.
                 done, _ = await asyncio.wait(
-                    {receiver, sender, statuses},
+                    {receiver, sender, statuses, watchdog},
                     timeout=self._drain_timeout,
                     return_when=asyncio.FIRST_COMPLETED,
                 )
@@ -475,6 +481,19 @@ class Publisher:
                 if self._stopping.is_set():
                     return
             await self._wake.wait()
+
+    async def _watch_acks(self, window: SendWindow) -> None:
+        """Raise ``MqttError`` once rows were in flight for :attr:`PublisherTiming.ack_timeout`
+        with no PUBACK meanwhile (the rows stay stored and go again on the next connection)."""
+        while True:
+            acked = self.published_count
+            busy = not window.idle
+            await asyncio.sleep(self._ack_timeout)
+            if busy and not window.idle and self.published_count == acked:
+                raise aiomqtt.MqttError(
+                    f"no PUBACK from MQTT broker {self.broker} in {self._ack_timeout:.0f} s "
+                    "with messages in flight"
+                )
 
     async def _send_status_changes(self, client: aiomqtt.Client) -> None:
         """Publish ``status`` again whenever :meth:`set_problem` changes what it says, or our

@@ -709,3 +709,38 @@ async def test_no_more_aliases_than_the_broker_allows(
             (touch, None, touch),
         ]
     assert [m.topic.value for m in seen.messages] == [_topic(table_id, f"event/{k}") for k in kinds]
+
+
+async def test_a_node_that_never_acknowledges_is_left_for_the_next(
+    mosquitto: Mosquitto,
+    table_id: str,
+    tmp_path: Path,
+    mqtt_subscribe: Subscribe,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A node that keeps the connection (and its pings) but acknowledges nothing, as a NATS
+    node may while a lost node's streams elect leaders: once rows waited ``ack_timeout`` for a
+    PUBACK, the daemon connects to the next node of the list and sends them there."""
+    outbox = Outbox(tmp_path)
+    tap = MqttTap(mosquitto.host, mosquitto.port)
+    async with tap.running():
+        publisher = Publisher(
+            table_id,
+            broker_settings(f"{tap.url},{mosquitto.url}"),
+            outbox,
+            game_id="g1",
+            timing=PublisherTiming(reconnect_min=0.1, reconnect_max=0.5, ack_timeout=0.5),
+        )
+        async with (
+            mqtt_subscribe(mosquitto, _topic(table_id, "event/#")) as seen,
+            running(publisher),
+        ):
+            assert publisher.broker == f"{tap.host}:{tap.port}"
+            tap.withhold_publishes = True
+            seq = publisher.publish("result", "event/result", _result(1))
+            await seen.wait_for(lambda messages: len(messages) == 1, within=20)
+            assert _envelopes(seen.messages)[0].seq == seq
+            assert publisher.broker == f"{mosquitto.host}:{mosquitto.port}"
+            await publisher.flushed()
+    outbox.close()
+    assert any("no PUBACK from MQTT broker" in r.getMessage() for r in caplog.records)
