@@ -249,8 +249,12 @@ class NatsCluster:
     async def start(self) -> None:
         for node in self.nodes:
             node.launch()
-        await asyncio.gather(*(node.settled() for node in self.nodes))
-        await asyncio.gather(*(node.ready() for node in self.nodes))
+        try:
+            await asyncio.gather(*(node.settled() for node in self.nodes))
+            await asyncio.gather(*(node.ready() for node in self.nodes))
+        except BaseException:
+            self.stop()  # no node left running by a start that failed
+            raise
 
     def stop(self) -> None:
         for node in self.nodes:
