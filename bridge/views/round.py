@@ -20,7 +20,7 @@ import logging
 import secrets
 import sys
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, TextIO
@@ -32,6 +32,7 @@ from bridge.mqtt import session
 from bridge.mqtt.requests import NoResponseError, Responses, new_transaction
 from bridge.mqtt.session import check_tls, refused_credentials
 from bridge.wire import pairings, payloads, requests
+from bridge.wire.commands import Response
 from bridge.wire.config import BrokerSettings
 from bridge.wire.pairings import Pairing, PairingsError, RoundPairings
 
@@ -78,6 +79,11 @@ class Room:
     responses: Responses = field(default_factory=Responses)
     probe: str = field(default_factory=lambda: f"round-probe-{secrets.token_hex(6)}")
     caught_up: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def held(self, table: str) -> Held | None:
+        """What ``table`` holds, if its game was seen; ``None`` otherwise."""
+        game = self.games.get(table)
+        return None if game is None else Held.of_game(game, self.status.get(table))
 
     def handle(self, topic: str, raw: object) -> None:
         where = payloads.split_topic(topic)
@@ -211,10 +217,15 @@ def _players(pairing: Pairing) -> str:
     return f"{one(pairing.white)} - {one(pairing.black)}"
 
 
+def _forfeit(pairing: Pairing) -> str:
+    return f"; forfeit {pairing.result} in the file" if pairing.forfeit else ""
+
+
 def render(outcomes: Sequence[Outcome], unpaired: Sequence[pairings.Unpaired]) -> str:
     """The table ``start`` prints: board, table, players, outcome; then who has no board."""
     rows = [("board", "table", "players", "")] + [
-        (str(o.pairing.board), o.table, _players(o.pairing), o.said) for o in outcomes
+        (str(o.pairing.board), o.table, _players(o.pairing), o.said + _forfeit(o.pairing))
+        for o in outcomes
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     lines = [
@@ -256,9 +267,27 @@ async def start(
     room = Room()
     try:
         async with _connected(broker, room, wait) as client:
+
+            async def send(table: str, command: str, fields: Mapping[str, object]) -> Response:
+                return await room.responses.send(
+                    client,
+                    table,
+                    command,
+                    fields,
+                    transaction=new_transaction("round"),
+                    within=wait,
+                )
+
             outcomes = await asyncio.gather(
                 *(
-                    _start_board(client, room, the_plan, pairing, new_games, wait)
+                    start_board(
+                        send,
+                        room.held(the_plan.tables[pairing.board]),
+                        the_plan.tables[pairing.board],
+                        pairing,
+                        the_plan.fields[pairing.board],
+                        new_games,
+                    )
                     for pairing in the_plan.round.pairings
                 )
             )
@@ -282,44 +311,77 @@ def _dry_run(the_plan: Plan, new_games: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-async def _start_board(
-    client: aiomqtt.Client,
-    room: Room,
-    the_plan: Plan,
+@dataclass(frozen=True, slots=True)
+class Held:
+    """What a table holds now: its assignment and how far its game is."""
+
+    players: Mapping[str, str] | None
+    event: str | None
+    round: str | None
+    board: str | None
+    plies: int
+    over: bool
+    status: str | None = None
+    """The table's retained status (``online``, ``lost``, ``offline``); ``None``: never seen."""
+
+    @classmethod
+    def of_game(cls, game: payloads.GameData, status: str | None) -> Held:
+        return cls(
+            players=game.players,
+            event=game.event,
+            round=game.round,
+            board=game.board,
+            plies=len(game.moves.uci),
+            over=game.result is not None,
+            status=status,
+        )
+
+    def has(self, fields: Mapping[str, object]) -> bool:
+        """Whether the table already holds the assignment the ``assign`` ``fields`` give."""
+        wanted = msgspec.convert(fields, payloads.Assignment)
+        board = None if wanted.board is None else str(wanted.board)
+        return (dict(self.players or {}), self.event, self.round, self.board) == (
+            wanted.players() or {},
+            wanted.event,
+            wanted.round,
+            board,
+        )
+
+
+Sender = Callable[[str, str, Mapping[str, object]], Awaitable[Response]]
+"""Sends a command to a table and waits for its response: ``(table, command, fields)``;
+raises :class:`NoResponseError` when none comes."""
+
+
+async def start_board(
+    send: Sender,
+    held: Held | None,
+    table: str,
     pairing: Pairing,
+    fields: Mapping[str, object],
     new_games: bool,
-    wait: float,
 ) -> Outcome:
-    table = the_plan.tables[pairing.board]
-    fields = the_plan.fields[pairing.board]
-    game = room.games.get(table)
+    """Give one board's table its assignment (and a new game): what became of it."""
 
     def outcome(ok: bool, said: str) -> Outcome:
         return Outcome(pairing=pairing, table=table, ok=ok, said=said)
 
-    if game is not None and pairings.assigned(game, fields):
-        if not new_games or (not game.moves.uci and game.result is None):
+    if held is not None and held.has(fields):
+        if not new_games or (not held.plies and not held.over):
             return outcome(True, "ok (unchanged)")
         return outcome(True, "ok (unchanged; its game under way or over is kept)")
-    if new_games and game is not None and game.moves.uci and game.result is None:
+    if new_games and held is not None and held.plies and not held.over:
         return outcome(
             False,
-            f"not sent: a game is in play there ({len(game.moves.uci)} plies, round "
-            f"{game.round or '?'}, no result): finish it, or send new_game yourself",
+            f"not sent: a game is in play there ({held.plies} plies, round "
+            f"{held.round or '?'}, no result): finish it, or send new_game yourself",
         )
     commands = ["assign", "new_game"] if new_games else ["assign"]
     for command in commands:
         try:
-            response = await room.responses.send(
-                client,
-                table,
-                command,
-                fields if command == "assign" else {},
-                transaction=new_transaction("round"),
-                within=wait,
-            )
+            response = await send(table, command, fields if command == "assign" else {})
         except NoResponseError:
-            state = room.status.get(table)
+            state = None if held is None else held.status
             why = "never seen on this broker" if state is None else f"status {state}"
             return outcome(False, f"no answer ({why})")
         if response.status != "ok":

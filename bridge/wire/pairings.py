@@ -31,8 +31,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-import msgspec
-
 from bridge.wire import payloads
 
 Result = Literal["1-0", "0-1", "1/2-1/2", "*"]
@@ -595,15 +593,3 @@ def assign_fields(pairing: Pairing, round_number: int, event: str | None) -> dic
         "board": pairing.board,
     }
     return {k: v for k, v in fields.items() if v is not None}
-
-
-def assigned(game: payloads.GameData, fields: Mapping[str, object]) -> bool:
-    """Whether the retained ``game`` already carries the assignment ``fields`` give."""
-    wanted = msgspec.convert(fields, payloads.Assignment)
-    board = None if wanted.board is None else str(wanted.board)
-    return (game.players, game.event, game.round, game.board) == (
-        wanted.players(),
-        wanted.event,
-        wanted.round,
-        board,
-    )
