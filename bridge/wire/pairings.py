@@ -295,6 +295,11 @@ def trf_pairings(trf: Trf, round_number: int, source: str) -> RoundPairings:
         if opponent.rank == player.rank:
             raise PairingsError(f"{where}: round {round_number}: player {player.rank} plays itself")
         theirs = opponent.rounds.get(round_number)
+        if theirs is not None and theirs.opponent not in (0, player.rank):
+            raise PairingsError(
+                f"{where}: round {round_number}: player {opponent.rank} is paired twice: "
+                f"with {player.rank} here, with {theirs.opponent} on line {opponent.line}"
+            )
         if theirs is None or theirs.opponent != player.rank or theirs.color == entry.color:
             raise PairingsError(
                 f"{where}: round {round_number}: player {player.rank} plays {opponent.rank} "
