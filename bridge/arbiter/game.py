@@ -200,6 +200,53 @@ class Game:
             facts.append(self.set_result(ending.result, ending.reason, ending.article, now))
         return facts
 
+    def release_pending(
+        self,
+        square: chess.Square,
+        old: chess.Piece | None,
+        piece: chess.Piece | None,
+        cand: Candidate | None,
+        suspended: Candidate | None,
+        now: float,
+    ) -> list[Fact]:
+        """A sensor event while a move is pending: does it show that move released (4.7)?"""
+        game = self
+        facts: list[Fact] = []
+        # Whose hand: the piece put down, or else the piece lifted.
+        hand = piece if piece is not None else old
+        assert hand is not None
+        opponent = hand.color != game.board.turn
+        if cand is not None and not cand.revision:
+            if opponent and square not in _squares_of(cand.move, game.board):
+                # The opponent starts touching: the candidate had been released (4.7).
+                game.candidate = None
+                facts.extend(self.record_move(cand.move, cand.revision, CompletedBy.RELEASE, now))
+            elif piece is None and (
+                square == cand.move.to_square
+                or (not opponent and square not in _squares_of(cand.move, game.board))
+            ):
+                # Sliding on, or taken by the opponent; or another of the mover's pieces lifted:
+                # by the opponent taking it first (the candidate was released), or by the mover
+                # (he puts it back). Later events say.
+                game.suspended = cand
+                game.suspended_touches = len(game.ply.touches)
+        elif suspended is not None and opponent:
+            if piece is None:
+                # An opponent's piece lifted: his capture of the moved piece, or the mover taking
+                # a victim on his way. What is put down next tells.
+                game.suspended = suspended
+            else:
+                # The opponent puts a piece down: the pending move had been released (4.7), and
+                # the lifts since it was suspended were his.
+                touches = game.ply.touches
+                mark = game.suspended_touches
+                game.ply.touches = touches[:mark]
+                facts.extend(
+                    self.record_move(suspended.move, suspended.revision, CompletedBy.RELEASE, now)
+                )
+                game.ply.touches = touches[mark:]
+        return facts
+
     def _after_record(self, color: chess.Color, by: CompletedBy, *, await_press: bool) -> None:
         """A new ply begins: the hands' record and the irregularities of the last are over."""
         self.ply = touch.Ply()
@@ -362,3 +409,7 @@ def _replay_san(board: chess.Board) -> list[str]:
         sans.append(replay.san(move))
         replay.push(move)
     return sans
+
+
+def _squares_of(move: chess.Move, board: chess.Board) -> set[chess.Square]:
+    return {sq for sq, _ in positions.move_changes(board, move)} | {move.to_square}
