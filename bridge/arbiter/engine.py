@@ -408,8 +408,13 @@ class Arbiter:
             return facts
         if mismatch:
             # The board contradicts the game: nothing is judged until a line of moves explains
-            # it, it is put back, or an arbiter settles it (``recovery``).
-            return facts + self._recovery.changed(now, lifted=piece is None)
+            # it (one legal move, judged at once as any; or a line once the board rests), it
+            # is put back, or an arbiter settles it (``recovery``).
+            if piece is None or not positions.find_move(
+                game.board, game.squares, game.physical, game.diff
+            ):
+                return facts + self._recovery.changed(now, lifted=piece is None)
+            self._recovery.settled()
         facts.extend(self._evaluate(now, piece, lifted=piece is None))
         self._centre.watch(now, old, piece)
         return facts
