@@ -153,6 +153,9 @@ class Game:
             self.squares = superseded.game
         color = board.turn
         by = CompletedBy.RECONSTRUCTED if self.replaying else by
+        irregular = self.turn.irregular
+        if irregular is not None and _same_squares(irregular.completes, move):
+            by = CompletedBy.CLOCK  # 2018 7.5.2: the pawn's press completed the promotion
         facts: list[Fact] = []
         if superseded is not None:
             alert = touch.revision_alert(board, superseded.move, move, self.edition)
@@ -353,6 +356,13 @@ class Game:
     def result(self) -> GameEnded | None:
         """How the game ended, if it did."""
         return self.turn.result
+
+
+def _same_squares(move: chess.Move | None, other: chess.Move) -> bool:
+    return move is not None and (move.from_square, move.to_square) == (
+        other.from_square,
+        other.to_square,
+    )
 
 
 def _replay_san(board: chess.Board) -> list[str]:

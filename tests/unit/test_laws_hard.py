@@ -12,7 +12,7 @@ from __future__ import annotations
 import chess
 import pytest
 
-from bridge.arbiter.facts import CompletedBy, Fact
+from bridge.arbiter.facts import CompletedBy, Fact, TouchReported
 from drivers.choreography import Lift, Place, Step
 from tests.unit.test_laws import BOTH, Table, alerts, moves, results
 
@@ -961,3 +961,33 @@ def test_lifting_a_piece_off_a_square_reported_displaced_is_no_touch() -> None:
     facts += table.do([Lift(chess.E7), Place(chess.E5, P("p"))]) + table.press(chess.BLACK)
     assert [m.san for m in moves(facts)] == ["e5"]
     assert kinds(facts) == []
+
+
+# -- 12. trust at the edges -------------------------------------------------------------------
+
+
+def test_2018_a_press_without_a_move_after_an_unpromoted_pawn_is_the_second_illegal_move() -> None:
+    # 7.5.2: the pawn left on c8 and pressed is illegal move 1; it is replaced by a queen, Black
+    # takes it and presses; White presses without a move: 7.5.3, illegal move 2, 0-1 (7.5.5).
+    table = Table(PROMOTE)
+    table.do([Lift(chess.C7), Place(chess.C8, P("P"))])
+    first = table.press(chess.WHITE)
+    assert [(a.article, a.details["count"]) for a in alerts(first, "illegal_move")] == [
+        ("7.5.2", 1)
+    ]
+    facts = table.do([Lift(chess.C8), Place(chess.C8, P("Q"))]) + table.wait(1.0)
+    [queen] = moves(facts)
+    assert (queen.san, queen.completed_by) == ("c8=Q", CompletedBy.CLOCK)
+    # Black takes the queen, victim first: his touch, and no press of White's was awaited.
+    facts = table.do([Lift(chess.C8), Lift(chess.D8), Place(chess.C8, P("r"))])
+    facts += table.wait(1.0) + table.press(chess.BLACK)
+    assert [m.san for m in moves(facts)] == ["Rxc8"]
+    [victim] = [t for t in facts if isinstance(t, TouchReported) and t.square == chess.C8][:1]
+    assert victim.meaning == "opponent's queen touched by the player having the move"
+    assert alerts(facts) == []
+    facts = table.press(chess.WHITE)
+    assert [(a.kind, a.color) for a in alerts(facts)] == [("illegal_move", chess.WHITE)]
+    [alert] = alerts(facts)
+    assert (alert.article, alert.details["count"]) == ("7.5.3", 2)
+    [ended] = results(facts)
+    assert (ended.result, ended.article) == ("0-1", "7.5.5")
