@@ -190,12 +190,15 @@ def _king_and_rook(
 
     2018 4.4.1: castling on that rook's side is legal, so the player must castle there. 1997
     4.4(b) and 2018 4.4.3: castling there is illegal, so the king must move (castling on the
-    other side included). The 1997 Laws do not oblige castling.
+    other side included). The 1997 Laws do not oblige castling. A king that has lost both
+    castling rights is no castling at all: the king touched first obliges under 4.3.
     """
     king = board.king(board.turn)
     king_touch = next((t for t in first if t.square == king), None)
     if king is None or king_touch is None:
         return None  # another piece was touched first: 4.3 governs
+    if not board.has_castling_rights(board.turn):
+        return None  # a king that can never castle: touching it is 4.3, not castling (4.4)
     rank = chess.square_rank(king)
     rook_touch = next(
         (
@@ -246,6 +249,7 @@ def _king_and_rook(
 def _breach(board: chess.Board, touch: Touch, article: str, obligation: str) -> Breach:
     whose = "own" if touch.piece.color == board.turn else "opponent's"
     verb = "moved" if obligation == "move" else ("captured" if obligation == "capture" else "used")
+    had = "move" if obligation == "move" else f"be {verb}"
     name = chess.piece_name(touch.piece.piece_type)
     square = chess.square_name(touch.square)
     return Breach(
@@ -256,7 +260,8 @@ def _breach(board: chess.Board, touch: Touch, article: str, obligation: str) -> 
         obligation=obligation,
         message=(
             f"the {whose} {name} on {square} was touched first and could be {verb}, but another "
-            f"move was made: Art. {article} requires it, unless j'adoube was announced"
+            f"move was made: the {name} had to {had} (Art. {article}), unless j'adoube was "
+            "announced"
         ),
     )
 

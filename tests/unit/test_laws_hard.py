@@ -991,3 +991,20 @@ def test_2018_a_press_without_a_move_after_an_unpromoted_pawn_is_the_second_ille
     assert (alert.article, alert.details["count"]) == ("7.5.3", 2)
     [ended] = results(facts)
     assert (ended.result, ended.article) == ("0-1", "7.5.5")
+
+
+@pytest.mark.parametrize(("edition", "article"), [("fide-1997", "4.3(a)"), ("fide-2018", "4.3.1")])
+def test_a_king_without_castling_rights_touched_then_a_rook_moved_is_touch_move(
+    edition: str, article: str
+) -> None:
+    # No castling right: touching the king and then a rook is no castling (4.4); the king was
+    # the first piece touched and had to move (4.3).
+    table = Table(NO_RIGHTS, edition)
+    table.do([Lift(chess.E1), Place(chess.E1, P("K"))], interval=0.5)
+    facts = table.do([Lift(chess.H1), Place(chess.G1, P("R"))]) + table.press(chess.WHITE)
+    assert [m.san for m in moves(facts)] == ["Rg1"]
+    [alert] = alerts(facts)
+    assert (alert.kind, alert.article, alert.details["square"]) == ("touch_move", article, "e1")
+    assert alert.details["obligation"] == "move"
+    assert "castl" not in alert.message
+    assert "the king had to move" in alert.message
