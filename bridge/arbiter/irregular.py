@@ -123,17 +123,13 @@ class Irregularities:
         return [game.raise_alert(alert, now)]
 
     def displaced_alert(
-        self,
-        squares: frozenset[chess.Square],
-        color: chess.Color | None,
-        now: float,
-        *,
-        force: bool = False,
+        self, squares: frozenset[chess.Square], color: chess.Color | None, now: float
     ) -> list[Fact]:
-        """``displaced_pieces`` by ``color`` on ``squares``, unless they were reported already."""
+        """``displaced_pieces`` by ``color`` on ``squares``, unless they were reported already:
+        one alert per irregularity (a press on a board still displaced as reported is none)."""
         game = self.game
         new = {sq for sq in squares if game.physical[sq] != game.squares[sq]} - game.displaced
-        if not new and not force:
+        if not new:
             return []
         game.displaced.update(squares)
         alert = alerts.displaced(game.edition, color, squares, game.board.fen())
@@ -291,7 +287,7 @@ class Irregularities:
         game.judged = tuple(game.physical)
         game.pressed_for = color
         if displacement:
-            return self.displaced_alert(frozenset(game.diff), color, now, force=True)
+            return self.displaced_alert(frozenset(game.diff), color, now)
         squares = judge.differing(game.squares, game.physical, game.diff)
         alert = alerts.mismatch(color, squares, game.board.fen(), reconnect=False)
         return [game.raise_alert(alert, now)]

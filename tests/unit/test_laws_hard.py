@@ -1008,3 +1008,19 @@ def test_a_king_without_castling_rights_touched_then_a_rook_moved_is_touch_move(
     assert alert.details["obligation"] == "move"
     assert "castl" not in alert.message
     assert "the king had to move" in alert.message
+
+
+@BOTH
+@pytest.mark.parametrize("move_first", [False, True])
+def test_a_knocked_board_pressed_still_displaced_is_reported_once(
+    edition: str, move_first: bool
+) -> None:
+    table = Table(rules_label=edition)
+    squares = [chess.B1, chess.B2, chess.C2]
+    facts = table.do([Lift(sq) for sq in squares], interval=0.015) + table.wait(0.5)
+    [alert] = alerts(facts)
+    assert (alert.kind, alert.details["squares"]) == ("displaced_pieces", ["b1", "b2", "c2"])
+    facts = table.do([Lift(chess.E2), Place(chess.E4, P("P"))]) if move_first else []
+    facts += table.press(chess.WHITE)
+    assert [m.san for m in moves(facts)] == (["e4"] if move_first else [])
+    assert alerts(facts) == []
