@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
 Details = dict[str, str | int | list[str] | None]
 
+ARTICLE_4: frozenset[str] = frozenset({"touch_move", "castling_rook_first", "released_piece_moved"})
+"""The kinds of alert a move raises for breaking Article 4 (4.2-4.7): how it was made."""
+
 
 class Alert(msgspec.Struct, frozen=True, kw_only=True):
     """An alert about to be raised; ``ply`` ``None``: the ply about to be played."""
@@ -47,6 +50,18 @@ def touch_breach(breach: Breach, move: chess.Move, color: chess.Color, ply: int)
             "move": move.uci(),
         },
         ply=ply,
+    )
+
+
+def mate_in_breach(edition: Edition, alert: Alert) -> Alert:
+    """2018 5.1.1: ``alert``, the breach of Article 4 by a move that gives checkmate."""
+    return msgspec.structs.replace(
+        alert,
+        message=(
+            f"{alert.message}; the move gives checkmate, which ends the game only if the move "
+            f"was made in accordance with Article 3 and Articles 4.2-4.7 (Art. "
+            f"{edition.checkmate}): the game is not over until the arbiter sets the result"
+        ),
     )
 
 

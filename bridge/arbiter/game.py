@@ -197,11 +197,32 @@ class Game:
                 at=now,
             )
         )
-        facts.extend(self.raise_alert(alert, now) for alert in raised)
         ending = judge.ending_after_move(board, self.edition)
+        if ending is not None and ending.reason == judge.CHECKMATE:
+            raised, ending = self._mate_in_breach(raised, ending)
+        facts.extend(self.raise_alert(alert, now) for alert in raised)
         if ending is not None:
             facts.append(self.set_result(ending.result, ending.reason, ending.article, now))
         return facts
+
+    def _mate_in_breach(
+        self, raised: list[alerts.Alert], ending: judge.Ending
+    ) -> tuple[list[alerts.Alert], judge.Ending | None]:
+        """2018 5.1.1: a checkmate made in breach of Article 4 does not end the game by itself.
+
+        Its alerts say so, and the result is the arbiter's to set; 1997 5.1(a) asks only for
+        a legal move, which such a move is.
+        """
+        if not self.edition.mate_needs_article_4 or not any(
+            alert.kind in alerts.ARTICLE_4 for alert in raised
+        ):
+            return raised, ending
+        edition = self.edition
+        marked = [
+            alerts.mate_in_breach(edition, alert) if alert.kind in alerts.ARTICLE_4 else alert
+            for alert in raised
+        ]
+        return marked, None
 
     def _after_record(self, color: chess.Color, by: CompletedBy, *, await_press: bool) -> None:
         """A new ply begins: the hands' record and the irregularities of the last are over."""

@@ -19,7 +19,9 @@ Two editions of the FIDE Laws of Chess, each in standard, rapid and blitz play:
   (one in blitz, B.2), the second loses (7.5.5). In rapid and blitz (A.4.2; blitz through B.4)
   an illegal move that the opponent does not claim before his own move stands. An incorrect
   draw claim gives the opponent two minutes (9.5 b; one in blitz). Fivefold repetition and 75
-  moves end the game at once (9.6); a dead position ends it at once (5.2 b). Touching the king
+  moves end the game at once (9.6); a dead position ends it at once (5.2 b); checkmate ends it
+  at once only when the mating move was in accordance with Articles 3 and 4.2-4.7 (5.1.1; 1997
+  5.1 a: a legal move, so a touch-move breach does not keep it open). Touching the king
   and then a rook obliges castling on that side when it is legal (4.4.1), and the piece a pawn
   promotes to is chosen once it has touched the promotion square (4.4.4); the 1997 Laws have
   neither rule.
@@ -85,6 +87,9 @@ class Edition(msgspec.Struct, frozen=True, kw_only=True):
     clock_not_pressed: str
     flag_fall: str
     checkmate: str
+    mate_needs_article_4: bool
+    """2018 5.1.1: checkmate ends the game at once only if the mating move was in accordance
+    with Article 3 and Articles 4.2-4.7; 1997 5.1(a) asks only for a legal move."""
     stalemate: str
     dead_position: str
     fivefold: str | None
@@ -163,6 +168,7 @@ def _fide_1997(mode: Mode) -> Edition:
         clock_not_pressed="6.7(a)",
         flag_fall="C.4" if blitz else "6.9",
         checkmate="5.1(a)",
+        mate_needs_article_4=False,
         stalemate="5.2",
         dead_position="9.6",
         fivefold=None,
@@ -224,6 +230,7 @@ def _fide_2018(mode: Mode) -> Edition:
         clock_not_pressed="6.2.1",
         flag_fall="6.9",
         checkmate="5.1.1",
+        mate_needs_article_4=True,
         stalemate="5.2.1",
         dead_position="5.2.2",
         fivefold="9.6.1",

@@ -1024,3 +1024,30 @@ def test_a_knocked_board_pressed_still_displaced_is_reported_once(
     facts += table.press(chess.WHITE)
     assert [m.san for m in moves(facts)] == (["e4"] if move_first else [])
     assert alerts(facts) == []
+
+
+BACK_RANK = "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 30"
+
+
+@pytest.mark.parametrize(
+    ("edition", "article", "ends"), [("fide-1997", "5.1(a)", True), ("fide-2018", "5.1.1", False)]
+)
+def test_a_checkmate_made_in_breach_of_touch_move(edition: str, article: str, ends: bool) -> None:
+    # 2018 5.1.1: checkmate ends the game only if the mating move was in accordance with Articles
+    # 3 and 4.2-4.7; 1997 5.1(a) asks for a legal move, which a touch-move breach still is.
+    table = Table(BACK_RANK, edition)
+    table.do([Lift(chess.G2), Place(chess.G2, P("P"))], interval=0.5)
+    facts = table.do([Lift(chess.A1), Place(chess.A8, P("R"))]) + table.press(chess.WHITE)
+    assert [m.san for m in moves(facts)] == ["Ra8#"]
+    [alert] = alerts(facts)
+    assert (alert.kind, alert.details["square"]) == ("touch_move", "g2")
+    if ends:
+        [ended] = results(facts)
+        assert (ended.result, ended.article) == ("1-0", article)
+        return
+    assert results(facts) == []
+    assert f"Art. {article}" in alert.message
+    assert "arbiter" in alert.message
+    ended = table.arbiter.set_result("1-0", "checkmate", article, table.now)
+    assert ended.result == "1-0"
+    assert table.arbiter.result == ended
