@@ -150,6 +150,43 @@ def revision(
     )
 
 
+def castling_king_moved_on(
+    edition: Edition,
+    castling: chess.Move,
+    rook: chess.Square,
+    move: chess.Move,
+    color: chess.Color,
+    ply: int,
+) -> Alert:
+    """The king released on its castling square while castling was legal, then another move."""
+    article = edition.castling_king_released
+    square, side = chess.square_name(castling.to_square), chess.square_name(rook)
+    if edition.year >= 2018:
+        law = (
+            "once the king is released the player no longer has the right to make any move "
+            "other than castling on that side"
+        )
+    else:
+        law = "a piece released on a square as part of a legal move cannot be moved to another"
+    return Alert(
+        kind="released_piece_moved",
+        article=article,
+        color=color,
+        message=(
+            f"the king was released on {square} while castling with the rook on {side} was "
+            f"legal, then {move.uci()} was made: {law} (Art. {article}), so by the Law the move "
+            f"does not stand and the player must castle; the board is recorded as it stands"
+        ),
+        details={
+            "released_on": square,
+            "first_move": castling.uci(),
+            "move": move.uci(),
+            "obligation": f"castle with the rook on {side}",
+        },
+        ply=ply,
+    )
+
+
 def released_and_changed(
     edition: Edition,
     color: chess.Color,

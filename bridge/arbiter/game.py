@@ -62,12 +62,20 @@ class Game:
     """The engine's state; see the module docstring."""
 
     def __init__(
-        self, edition: Edition, clock: Clock, start: chess.Board, *, same_scan: float
+        self,
+        edition: Edition,
+        clock: Clock,
+        start: chess.Board,
+        *,
+        same_scan: float,
+        dwell: float,
     ) -> None:
         self.edition = edition
         self.clock = clock
         self.same_scan = same_scan
         """Seconds: sensor events closer than this were read in one scan (``bursts``)."""
+        self.dwell = dwell
+        """Seconds a piece rests on a square to count as released there."""
         self.turn = Turn()
         self.physical: list[chess.Piece | None] = positions.squares_of(start)
         """What the sensors say stands on each square now (player's frame)."""
@@ -162,7 +170,9 @@ class Game:
             raised = [] if alert is None else [alert]
         else:
             late = self.turn.awaiting
-            raised = touch.move_alerts(board, move, self.ply, late, self.edition, self.same_scan)
+            raised = touch.move_alerts(
+                board, move, self.ply, late, self.edition, self.same_scan, self.dwell
+            )
             if late is not None and late != color:
                 self.unpressed = late
         changes = positions.move_changes(board, move)

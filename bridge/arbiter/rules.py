@@ -31,9 +31,11 @@ older extracts letter the same paragraphs (5.2 b, 9.6 a, 9.5 b: the unlettered f
 of 9.5 is 9.5.1 there, so b is 9.5.3). The 2018 numbers of Articles 1, 4, 6 and 7 and
 Appendices A and B are not quoted in docs/laws.md (it says what each is about): they are those
 of the published 2018 Laws (alternate moves 1.2, touch-move 4.3.1-4.3.3, king and rook
-4.4.1-4.4.3, the promoted piece 4.4.4, j'adoube 4.2.1, pressing the clock 6.2.1, displaced pieces
-7.4.1, illegal moves 7.5.1, unpromoted pawn 7.5.2, press without a move 7.5.3, their penalty
-7.5.5, rapid A.4.2, blitz B.2 and B.4). The 1997
+4.4.1-4.4.3, the promoted piece 4.4.4, the king released on its castling square 4.6.2 (1997
+has no such paragraph: its 4.6 is about claims, and its 4.7 covers a piece released as part of
+a legal move, which it cites), j'adoube 4.2.1, pressing the
+clock 6.2.1, displaced pieces 7.4.1, illegal moves 7.5.1, unpromoted pawn 7.5.2, press without a
+move 7.5.3, their penalty 7.5.5, rapid A.4.2, blitz B.2 and B.4). The 1997
 full text has two readings of the quickplay penalty: the Laws (10.3: a third illegal move loses)
 and the tournament highlights (the second loses); the Laws are followed. Pure data: no I/O.
 """
@@ -72,6 +74,9 @@ class Edition(msgspec.Struct, frozen=True, kw_only=True):
     promotion_choice: str | None
     """2018 4.4.4: the promoted piece is chosen once it touched the square (1997: none)."""
     release: str
+    castling_king_released: str
+    """The king released on its castling square while castling there is legal: castling on
+    that side is obliged (2018 4.6.2; 1997 4.7, a piece released as part of a legal move)."""
     illegal_move: str
     unpromoted_pawn: str
     """A pawn left on the last rank and pressed (2018 7.5.2; 1997: an illegal move like any)."""
@@ -157,6 +162,7 @@ def _fide_1997(mode: Mode) -> Edition:
         castling_side_illegal="4.4(b)",
         promotion_choice=None,
         release="4.7",
+        castling_king_released="4.7",
         illegal_move=illegal,
         unpromoted_pawn=illegal,
         alternate_moves="1.1",
@@ -219,6 +225,7 @@ def _fide_2018(mode: Mode) -> Edition:
         castling_side_illegal="4.4.3",
         promotion_choice="4.4.4",
         release="4.7",
+        castling_king_released="4.6.2",
         illegal_move="7.5.1" + fast_rule,
         unpromoted_pawn="7.5.2" + fast_rule,
         alternate_moves="1.2",

@@ -1051,3 +1051,44 @@ def test_a_checkmate_made_in_breach_of_touch_move(edition: str, article: str, en
     ended = table.arbiter.set_result("1-0", "checkmate", article, table.now)
     assert ended.result == "1-0"
     assert table.arbiter.result == ended
+
+
+@pytest.mark.parametrize(("edition", "article"), [("fide-1997", "4.7"), ("fide-2018", "4.6.2")])
+@pytest.mark.parametrize("instead", ["Kf1", "Ng5"])
+def test_a_king_released_on_its_castling_square_then_moved_on(
+    edition: str, article: str, instead: str
+) -> None:
+    # The king released on g1 while castling short is legal: castling on that side is obliged.
+    table = Table(CASTLE, edition)
+    table.do([Lift(chess.E1), Place(chess.G1, P("K"))])
+    table.wait(1.0)
+    if instead == "Kf1":
+        steps: list[Step] = [Lift(chess.G1), Place(chess.F1, P("K"))]
+    else:
+        steps = [Lift(chess.G1), Place(chess.E1, P("K")), Lift(chess.F3), Place(chess.G5, P("N"))]
+    facts = table.do(steps) + table.press(chess.WHITE)
+    assert [m.san for m in moves(facts)] == [instead]  # the board is the truth
+    [alert] = alerts(facts)
+    assert (alert.kind, alert.article, alert.color) == ("released_piece_moved", article, True)
+    uci = table.board.parse_san(instead).uci()
+    assert (alert.details["released_on"], alert.details["move"]) == ("g1", uci)
+    assert alert.details["obligation"] == "castle with the rook on h1"
+    assert f"Art. {article}" in alert.message
+
+
+def test_a_king_put_on_its_castling_square_and_castling_is_no_breach() -> None:
+    table = Table(CASTLE)
+    facts = table.do(white_castles(True)) + table.press(chess.WHITE)
+    assert [m.san for m in moves(facts)] == ["O-O"]
+    assert kinds(facts) == []
+
+
+def test_a_king_on_its_castling_square_when_castling_is_illegal_obliges_nothing_more() -> None:
+    # Castling short is illegal (f1 attacked): a king put on g1 is no castling to oblige; the
+    # king moves anyway (1997 4.4 b, 2018 4.4.3 when the rook was touched).
+    table = Table(THROUGH_CHECK)
+    table.do([Lift(chess.E1), Place(chess.G1, P("K"))])
+    table.wait(1.0)
+    facts = table.do([Lift(chess.G1), Place(chess.D2, P("K"))]) + table.press(chess.WHITE)
+    assert [m.san for m in moves(facts)] == ["Kd2"]
+    assert kinds(facts) == []
