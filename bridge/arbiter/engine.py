@@ -149,7 +149,8 @@ class Arbiter:
         self.edition = self.config.rules
         self._clock = Clock(self.config.white_side)
         start = board if board is not None else chess.Board()
-        self._game = Game(self.edition, self._clock, start, same_scan=self.config.same_scan)
+        timing = {"same_scan": self.config.same_scan, "dwell": self.config.dwell}
+        self._game = Game(self.edition, self._clock, start, **timing)
         self._irregularities = Irregularities(self._game)
         self._recovery = Recovery(self._game, self.config.dwell)
         self._knocks = Knocks(self._game, self.config.same_scan, self.config.flicker)

@@ -62,12 +62,20 @@ class Game:
     """The engine's state; see the module docstring."""
 
     def __init__(
-        self, edition: Edition, clock: Clock, start: chess.Board, *, same_scan: float
+        self,
+        edition: Edition,
+        clock: Clock,
+        start: chess.Board,
+        *,
+        same_scan: float,
+        dwell: float,
     ) -> None:
         self.edition = edition
         self.clock = clock
         self.same_scan = same_scan
         """Seconds: sensor events closer than this were read in one scan (``bursts``)."""
+        self.dwell = dwell
+        """Seconds a piece rests on a square to count as released there."""
         self.turn = Turn()
         self.physical: list[chess.Piece | None] = positions.squares_of(start)
         """What the sensors say stands on each square now (player's frame)."""
@@ -153,13 +161,18 @@ class Game:
             self.squares = superseded.game
         color = board.turn
         by = CompletedBy.RECONSTRUCTED if self.replaying else by
+        irregular = self.turn.irregular
+        if irregular is not None and _same_squares(irregular.completes, move):
+            by = CompletedBy.CLOCK  # 2018 7.5.2: the pawn's press completed the promotion
         facts: list[Fact] = []
         if superseded is not None:
             alert = touch.revision_alert(board, superseded.move, move, self.edition)
             raised = [] if alert is None else [alert]
         else:
             late = self.turn.awaiting
-            raised = touch.move_alerts(board, move, self.ply, late, self.edition, self.same_scan)
+            raised = touch.move_alerts(
+                board, move, self.ply, late, self.edition, self.same_scan, self.dwell
+            )
             if late is not None and late != color:
                 self.unpressed = late
         changes = positions.move_changes(board, move)
@@ -194,8 +207,10 @@ class Game:
                 at=now,
             )
         )
-        facts.extend(self.raise_alert(alert, now) for alert in raised)
         ending = judge.ending_after_move(board, self.edition)
+        if ending is not None and ending.reason == judge.CHECKMATE:
+            raised, ending = self._mate_in_breach(raised, ending)
+        facts.extend(self.raise_alert(alert, now) for alert in raised)
         if ending is not None:
             facts.append(self.set_result(ending.result, ending.reason, ending.article, now))
         return facts
@@ -246,6 +261,25 @@ class Game:
                 )
                 game.ply.touches = touches[mark:]
         return facts
+
+    def _mate_in_breach(
+        self, raised: list[alerts.Alert], ending: judge.Ending
+    ) -> tuple[list[alerts.Alert], judge.Ending | None]:
+        """2018 5.1.1: a checkmate made in breach of Article 4 does not end the game by itself.
+
+        Its alerts say so, and the result is the arbiter's to set; 1997 5.1(a) asks only for
+        a legal move, which such a move is.
+        """
+        if not self.edition.mate_needs_article_4 or not any(
+            alert.kind in alerts.ARTICLE_4 for alert in raised
+        ):
+            return raised, ending
+        edition = self.edition
+        marked = [
+            alerts.mate_in_breach(edition, alert) if alert.kind in alerts.ARTICLE_4 else alert
+            for alert in raised
+        ]
+        return marked, None
 
     def _after_record(self, color: chess.Color, by: CompletedBy, *, await_press: bool) -> None:
         """A new ply begins: the hands' record and the irregularities of the last are over."""
@@ -400,6 +434,13 @@ class Game:
     def result(self) -> GameEnded | None:
         """How the game ended, if it did."""
         return self.turn.result
+
+
+def _same_squares(move: chess.Move | None, other: chess.Move) -> bool:
+    return move is not None and (move.from_square, move.to_square) == (
+        other.from_square,
+        other.to_square,
+    )
 
 
 def _replay_san(board: chess.Board) -> list[str]:
