@@ -11,8 +11,9 @@ Routes:
   (summaries of the tables that changed; all of them on connecting).
 - ``POST /login`` (name, password), ``POST /logout``.
 - ``POST /api/table/{id}/{command}`` for ``ack_alert``, ``correct_move``, ``set_result``,
-  ``adjust_clock``, ``reconstruct`` and ``set_position``: signed in, with the session's CSRF token in ``X-CSRF-Token``; the relay sends
-  the command with its own MQTT credentials and answers with the table's response.
+  ``adjust_clock``, ``reconstruct`` and ``set_position``: signed in, with the session's CSRF
+  token in ``X-CSRF-Token``; the relay sends the command with its own MQTT credentials and
+  answers with the table's response.
 
 An unknown table is a 404, a malformed id or body a 400. Nothing served ever contains the MQTT
 credentials or the lichess token.
