@@ -29,7 +29,7 @@ import msgspec
 from bridge import __version__
 from bridge.arbiter import rules
 from bridge.arbiter.engine import Arbiter, EngineConfig, GameSnapshot
-from bridge.arbiter.facts import ClockPressed, Fact, MovePlayed, TouchReported
+from bridge.arbiter.facts import Fact, MovePlayed, TouchReported
 from bridge.mqtt.outbox import Outbox
 from bridge.mqtt.publisher import Publisher
 from bridge.mqtt.records import StoredAnswer
@@ -55,13 +55,8 @@ GAME_DELAY: Final = 0.02
 """Seconds the retained ``game`` waits after the events that changed it (they go first)."""
 
 GAME_INTERVAL: Final = 0.5
-"""Least seconds between two publications of the retained ``game``: a move, its press and its
-touches make one publication, not three."""
-
-GAME_AFTER_MOVE: Final = 1.0
-"""Seconds the retained ``game`` waits after a move for the clock press that follows it (the
-press ends the wait): at a human pace the move and its press are one publication of the
-snapshot, not two. The move's own event is sent at once, as ever."""
+"""Least seconds between two publications of the retained ``game`` for what is not a move (a
+press, an alert, a command): they are coalesced. A move's game goes out with the move."""
 
 CHECKPOINT_EVERY: Final = 10.0
 """Seconds between outbox checkpoints (the WAL is not checkpointed inside commits)."""
@@ -299,7 +294,7 @@ class TableDaemon:
     def _emit(self, facts: list[Fact]) -> None:
         """Publish the facts of one step and save the game with them: one transaction, so a
         crash cannot keep the move's event without the game (or the other way round)."""
-        game_changed = pressed = False
+        game_changed = False
         touches = self.options.config.engine.touch_events
         played: list[MovePlayed] = []
         with self.outbox.batch():
@@ -310,13 +305,16 @@ class TableDaemon:
                 if isinstance(fact, MovePlayed):
                     played.append(fact)
                     self.moves.played(fact)
-                pressed = pressed or isinstance(fact, ClockPressed)
                 game_changed = game_changed or not isinstance(fact, TouchReported)
             if game_changed:
                 self._save_game()
+            if played:
+                # The retained game goes with its move, right after the step's events and in
+                # their transaction: never on a timer (docs/mqtt.md: at once after every move).
+                self._game_sent_with_move()
         self.publisher.send_now()  # committed: on the wire before anything else is done
-        if game_changed:
-            self._game_changed(GAME_AFTER_MOVE if played and not pressed else GAME_DELAY)
+        if game_changed and not played:
+            self._game_changed()
         for move in played:
             log.info("ply %d: %s (%s)", move.ply, move.san, move.completed_by.value)
         if self.arbiter.rotated != self._shown_rotated and self.board.state == "connected":
@@ -341,6 +339,15 @@ class TableDaemon:
     def _leds(self) -> LedDisplay | None:
         link = self.board.link
         return None if link is None or self.board.state != "connected" else link.leds
+
+    def _game_sent_with_move(self) -> None:
+        """Publish the retained ``game`` now (in the move's step), and drop any one due later."""
+        if self._game_timer is not None:
+            self._game_timer.cancel()
+            self._game_timer = None
+        self._game_due = False
+        self._publish_game()
+        self._game_sent_at = asyncio.get_running_loop().time()
 
     def _flush_game(self) -> None:
         if self._game_timer is not None:

@@ -427,6 +427,12 @@ async def test_chessbridge_emulate_prints_a_path_a_dgt_host_can_open() -> None:
         assert await asyncio.wait_for(proc.wait(), 10) == 0
 
 
+def game_moves(sub: Subscription) -> list[str]:
+    """The moves (UCI) of the last retained ``game`` seen."""
+    games = payloads_on(sub, "game")
+    return list(games[-1]["data"]["moves"]["uci"]) if games else []
+
+
 PROMOTE = "3r3k/2P5/8/8/8/8/6PP/6K1 w - - 0 40"
 
 
@@ -437,7 +443,7 @@ async def test_the_retained_game_follows_a_move_completed_after_its_press(
     in its place afterwards is the promotion, a move with its press already behind it. The
     retained game showing it goes out with the move, not on a timer: it reaches a subscriber
     before the answer to a request sent once the move was seen."""
-    from tests.integration.test_commands import ask, started
+    from tests.integration.test_commands import ask, body, started
 
     async with (
         DgtEmulator(position=PROMOTE, speed=SPEED) as emu,
@@ -446,9 +452,7 @@ async def test_the_retained_game_follows_a_move_completed_after_its_press(
     ):
         await started(sub)
         emu.set_clock(600, 600, running=press_side(chess.WHITE))
-        answer = await ask(
-            sub, table_id, "set_position", {"transaction": "p", "expires_at": 2e9, "fen": PROMOTE}
-        )
+        answer = await ask(sub, table_id, "set_position", body(fen=PROMOTE))
         assert answer["status"] == "ok", answer
         await emu.lift("c7")
         await emu.place("c8", "P")
@@ -463,6 +467,7 @@ async def test_the_retained_game_follows_a_move_completed_after_its_press(
 
         # Something the daemon answers only after the move was seen: the game goes before it.
         await ask(sub, table_id, "takeback", b"not json")
+        await sub.wait_for(lambda _: game_moves(sub) == ["c7c8q"], within=10)
         prefix = f"chessbridge/1/table/{table_id}/"
         order: list[object] = []
         for message in sub.messages:
