@@ -9,7 +9,7 @@ from typing import Any
 import chess
 import msgspec
 
-from bridge.table.daemon import GAME_DELAY, GAME_INTERVAL, DaemonOptions, TableDaemon
+from bridge.table.daemon import GAME_DELAY, DaemonOptions, TableDaemon
 from bridge.wire import payloads
 from bridge.wire.config import broker_settings
 from drivers import BoardUri
@@ -81,26 +81,47 @@ def hand(daemon: TableDaemon, start: str, end: str, piece: str, at: float) -> fl
     return at + 1.0
 
 
-async def test_the_retained_game_goes_with_each_move(tmp_path: Path) -> None:
-    """Each move's retained game is stored right after the move (its step's rows, a higher
-    seq), on no timer, however quick the moves; the lists are kept move by move."""
+BOUND = 0.5
+"""Seconds within which the retained game follows a move (docs/mqtt.md)."""
+
+
+def games_published(daemon: TableDaemon) -> list[payloads.GameData]:
+    """Every retained game the daemon publishes from now on (the outbox keeps only the last
+    one unsent, as the broker would)."""
+    published: list[payloads.GameData] = []
+    set_game = daemon.publisher.set_game
+
+    def counted(data: payloads.GameData) -> int:
+        published.append(data)
+        return set_game(data)
+
+    daemon.publisher.set_game = counted  # type: ignore[method-assign]
+    return published
+
+
+async def test_every_move_has_its_game_due_within_the_bound(tmp_path: Path) -> None:
+    """Without a press (no clock), each move's retained game is due within BOUND of it
+    (GAME_AFTER_MOVE), however recently a game went out; one publication shows quick moves together,
+    with a higher seq than the moves; the lists are kept move by move."""
     daemon = table(tmp_path)
+    loop = asyncio.get_running_loop()
     try:
+        daemon._game_changed()  # a game has just gone out
+        await closed_game(daemon)
+        published = games_published(daemon)
         at = 10.0
-        played: list[str] = []
         for start, end, piece in [("e2", "e4", "P"), ("e7", "e5", "p"), ("g1", "f3", "N")]:
             at = hand(daemon, start, end, piece, at)
-            played.append(start + end)
-            assert daemon._game_timer is None  # nothing waits: the game is stored already
-            # (an unsent retained row is replaced by the next: the outbox holds the last game)
-            rows = daemon.outbox.pending(1000)
-            move = max(row.seq for row in rows if row.topic.endswith("/event/move"))
-            [game] = [row for row in rows if row.topic.endswith("/game")]
-            data = msgspec.json.decode(game.payload)["data"]
-            assert data["moves"]["uci"] == played
-            assert game.seq > move
-            assert data["last_seq"] == move
-        assert data["moves"]["san"] == ["e4", "e5", "Nf3"]
+            timer = game_timer(daemon)
+            assert timer is not None
+            assert timer.when() <= loop.time() + BOUND
+        await closed_game(daemon)
+        assert len(published) == 1
+        game = published[0]
+        assert game.moves.uci == ("e2e4", "e7e5", "g1f3")
+        assert game.moves.san == ("e4", "e5", "Nf3")
+        last_move = max(row.seq for row in daemon.outbox.pending(1000) if "event/move" in row.topic)
+        assert game.last_seq >= last_move
         # A takeback (the engine's game changed without a move): the lists are rebuilt.
         board = daemon.arbiter.board.copy()
         board.pop()
@@ -124,25 +145,28 @@ def clock(right: int, high: ClockSide, at: float) -> ClockReading:
     )
 
 
-async def test_the_press_after_a_move_is_coalesced_the_move_never_waits(tmp_path: Path) -> None:
-    """The move's retained game goes with it; the press that follows changes the game again,
-    published no sooner than GAME_INTERVAL after the move's; a move never waits for it."""
+async def test_a_move_and_its_press_make_one_retained_game(tmp_path: Path) -> None:
+    """After a move the retained game waits for the press that follows, within BOUND
+    (GAME_AFTER_MOVE), and the press ends the wait: one publication shows the move and the clock
+    after it."""
     daemon = table(tmp_path)
+    loop = asyncio.get_running_loop()
     try:
         daemon.board_event(clock(300, ClockSide.RIGHT, 9.0))  # White's clock (right) runs
         await closed_game(daemon)
+        published = games_published(daemon)
         hand(daemon, "e2", "e4", "P", 10.0)
-        assert game_timer(daemon) is None  # the move's game is out, nothing waits
-        assert stored(daemon, "game")[-1]["moves"]["san"] == ["e4"]
-        sent = daemon._game_sent_at
-        daemon.board_event(clock(299, ClockSide.LEFT, 11.0))  # White presses
-        assert [c["by"] for c in stored(daemon, "event/clock")][-1:] == ["white"]
+        assert [m["san"] for m in stored(daemon, "event/move")] == ["e4"]
         timer = game_timer(daemon)
         assert timer is not None
-        assert timer.when() >= sent + GAME_INTERVAL
+        assert timer.when() <= loop.time() + BOUND
+        daemon.board_event(clock(299, ClockSide.LEFT, 11.0))  # White presses
+        assert [c["by"] for c in stored(daemon, "event/clock")][-1:] == ["white"]
         await closed_game(daemon)
+        assert len(published) == 1
+        assert published[0].moves.san == ("e4",)
         assert stored(daemon, "game")[-1]["clocks"]["white"] == 299
-        assert daemon._game_timer is None
+        assert game_timer(daemon) is None
     finally:
         await closed(daemon)
 
