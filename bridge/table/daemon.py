@@ -58,7 +58,7 @@ GAME_INTERVAL: Final = 0.5
 """Least seconds between two publications of the retained ``game`` for what is not a move (a
 press, an alert, a command): a move, its touches and its press make one publication."""
 
-GAME_AFTER_MOVE: Final = 0.4
+GAME_AFTER_MOVE: Final = 0.45
 """Seconds the retained ``game`` may wait after a move for the mover's clock press (the press
 ends the wait), so that a move and its press at a human pace are one publication. A move whose
 press came first (a promotion completed after it, 2018 7.5.2) or with it does not wait, and no
