@@ -161,13 +161,10 @@ def castling_king_moved_on(
     """The king released on its castling square while castling was legal, then another move."""
     article = edition.castling_king_released
     square, side = chess.square_name(castling.to_square), chess.square_name(rook)
-    if edition.year >= 2018:
-        law = (
-            "once the king is released the player no longer has the right to make any move "
-            "other than castling on that side"
-        )
-    else:
-        law = "a piece released on a square as part of a legal move cannot be moved to another"
+    law = (
+        "once the king is released the player no longer has the right to make any move "
+        "other than castling on that side"
+    )
     return Alert(
         kind="released_piece_moved",
         article=article,

@@ -76,7 +76,8 @@ class Edition(msgspec.Struct, frozen=True, kw_only=True):
     release: str
     castling_king_released: str
     """The king released on its castling square while castling there is legal: castling on
-    that side is obliged (2018 4.6.2; 1997 4.7, a piece released as part of a legal move)."""
+    that side is obliged (2018 4.6.2, 1997 4.6 b, as the printings that number the release
+    article 4.6 have it; the texts quoted in docs/laws.md number it 4.7)."""
     illegal_move: str
     unpromoted_pawn: str
     """A pawn left on the last rank and pressed (2018 7.5.2; 1997: an illegal move like any)."""
@@ -162,7 +163,7 @@ def _fide_1997(mode: Mode) -> Edition:
         castling_side_illegal="4.4(b)",
         promotion_choice=None,
         release="4.7",
-        castling_king_released="4.7",
+        castling_king_released="4.6(b)",
         illegal_move=illegal,
         unpromoted_pawn=illegal,
         alternate_moves="1.1",

@@ -1053,7 +1053,7 @@ def test_a_checkmate_made_in_breach_of_touch_move(edition: str, article: str, en
     assert table.arbiter.result == ended
 
 
-@pytest.mark.parametrize(("edition", "article"), [("fide-1997", "4.7"), ("fide-2018", "4.6.2")])
+@pytest.mark.parametrize(("edition", "article"), [("fide-1997", "4.6(b)"), ("fide-2018", "4.6.2")])
 @pytest.mark.parametrize("instead", ["Kf1", "Ng5"])
 def test_a_king_released_on_its_castling_square_then_moved_on(
     edition: str, article: str, instead: str
