@@ -1,5 +1,5 @@
-"""The ``chessbridge`` command line: run, demo, watch, relay, send, emulate, broker, scan,
-install, uninstall."""
+"""The ``chessbridge`` command line: run, demo, watch, relay, send, round, emulate, broker,
+scan, install, uninstall."""
 
 from __future__ import annotations
 
@@ -113,6 +113,7 @@ def _parser() -> argparse.ArgumentParser:
         _add_watch,
         _add_relay,
         _add_send,
+        _add_round,
         _add_emulate,
         _add_broker_command,
         _add_scan,
@@ -259,6 +260,67 @@ def _add_send(sub: Subparsers) -> None:
         "--wait", type=float, default=10.0, metavar="S", help="seconds to wait (default 10)"
     )
     send.set_defaults(func=_cmd_send)
+
+
+def _add_round(sub: Subparsers) -> None:
+    round_ = sub.add_parser(
+        "round",
+        help="a round's pairings to the tables (start), its results back (results)",
+        description="A round from the pairing program to the boards, and its results back: "
+        "docs/rounds.md.",
+    )
+    commands = round_.add_subparsers(dest="round_command", metavar="ACTION", required=True)
+    start = commands.add_parser(
+        "start",
+        help="assign each board's players to its table",
+        description="Read the round's pairings (a FIDE TRF-16 file or a CSV: board, white, "
+        "black, white_fide_id, black_fide_id, white_rating, black_rating), send each board's "
+        "table assign (and new_game with --new-games) where it differs, and print a line per "
+        "board: ok, refused (why) or no answer. Exit 0 when every table has its assignment, 1 "
+        "when one refused or did not answer, 2 for a file that cannot be used (nothing sent).",
+        epilog="Board N goes to table bN unless --venue names a venue map (TOML: [boards] "
+        '1 = "t001"). TRF boards are numbered as FIDE\'s pairing rules list them: the higher '
+        "score first, then the sum of scores, then the higher-ranked player's start rank.",
+    )
+    start.add_argument("--pairings", required=True, type=Path, metavar="FILE", help="TRF or CSV")
+    start.add_argument("--round", required=True, type=int, metavar="N", help="the round")
+    start.add_argument(
+        "--venue", "--map", type=Path, metavar="FILE", help="board -> table map (TOML)"
+    )
+    start.add_argument("--event", metavar="TEXT", help="the event (default: the TRF's 012 line)")
+    start.add_argument(
+        "--new-games", action="store_true", help="also start a new game at each table assigned"
+    )
+    start.add_argument("--dry-run", action="store_true", help="print what would be sent")
+    _add_broker(start, "broker URL (default: the config's, else localhost)")
+    _add_config(start, "TOML config (credentials)")
+    start.add_argument(
+        "--wait", type=float, default=10.0, metavar="S", help="seconds to wait (default 10)"
+    )
+    start.set_defaults(func=_cmd_round_start)
+    results = commands.add_parser(
+        "results",
+        help="the round's results from the tables, for the pairing program",
+        description="Read every table's retained game of round N and write the results: with "
+        "--format trf, the --pairings TRF with round N's column filled in; else CSV. Exit 0 "
+        "when every board has a result, 1 when one has not (written * or left unplayed).",
+    )
+    results.add_argument("--round", required=True, type=int, metavar="N", help="the round")
+    results.add_argument(
+        "--format", choices=("trf", "csv"), default="csv", help="the output (default csv)"
+    )
+    results.add_argument(
+        "--pairings", type=Path, metavar="FILE", help="the round's pairings (TRF or CSV)"
+    )
+    results.add_argument(
+        "--output", type=Path, metavar="FILE", help="write here (default: standard output)"
+    )
+    _add_broker(results, "broker URL (default: the config's, else localhost)")
+    _add_config(results, "TOML config (credentials)")
+    results.add_argument(
+        "--wait", type=float, default=10.0, metavar="S", help="seconds to wait (default 10)"
+    )
+    results.set_defaults(func=_cmd_round_results)
 
 
 def _add_emulate(sub: Subparsers) -> None:
@@ -613,6 +675,50 @@ def _cmd_send(args: argparse.Namespace) -> int:
     from bridge.views.send import send
 
     return asyncio.run(send(args.table, args.command, args.fields, broker=broker, wait=args.wait))
+
+
+def _cmd_round_start(args: argparse.Namespace) -> int:
+    config = _config_or_say(args)
+    if config is None:
+        return EXIT_USAGE
+    broker = _broker_settings_or_say(args, config, "chessbridge round start")
+    if broker is None:
+        return EXIT_USAGE
+    from bridge.views.round import start
+
+    return asyncio.run(
+        start(
+            args.pairings,
+            args.round,
+            broker=broker,
+            venue_path=args.venue,
+            event=args.event,
+            new_games=args.new_games,
+            dry_run=args.dry_run,
+            wait=args.wait,
+        )
+    )
+
+
+def _cmd_round_results(args: argparse.Namespace) -> int:
+    config = _config_or_say(args)
+    if config is None:
+        return EXIT_USAGE
+    broker = _broker_settings_or_say(args, config, "chessbridge round results")
+    if broker is None:
+        return EXIT_USAGE
+    from bridge.views.round import results
+
+    return asyncio.run(
+        results(
+            args.round,
+            broker=broker,
+            pairings_path=args.pairings,
+            fmt=args.format,
+            output=args.output,
+            wait=args.wait,
+        )
+    )
 
 
 def _cmd_emulate(args: argparse.Namespace) -> int:

@@ -1,5 +1,8 @@
 """``chessbridge scan``: the boards in reach, each with the board URI to paste.
 
+What a board says of itself (an advertised name, a serial number) is printed escaped, as the
+logs write text from outside (:func:`bridge.logs.escape`): one line per board, whatever it sends.
+
 Serial (:func:`scan_serial`): every port under ``/dev/serial/by-id`` (names that stay the same
 whatever order boards are plugged in), and the ``ttyACM*``, ``ttyUSB*`` and ``rfcomm*`` ports
 none of those names; each is asked by every serial family's probe in turn until one answers.
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, cast
 
+from bridge.logs import escape
 from drivers import FAMILIES
 from drivers.errors import BoardNotFoundError
 from drivers.events import BoardInfo
@@ -80,7 +84,7 @@ async def _identify(port: str) -> Reachable | None:
         try:
             info = await probe(port)
         except BoardNotFoundError as exc:
-            print(f"chessbridge: {exc}", file=sys.stderr)
+            print(f"chessbridge: {escape(str(exc))}", file=sys.stderr)
             return None
         if info is not None:
             facts = [
@@ -95,7 +99,7 @@ async def _identify(port: str) -> Reachable | None:
                 udev=udev_rule(port, scheme),
             )
     tried = ", ".join(SERIAL_PROBE_ORDER)
-    print(f"chessbridge: {port}: no board answered (asked as {tried})", file=sys.stderr)
+    print(f"chessbridge: {escape(port)}: no board answered (asked as {tried})", file=sys.stderr)
     return None
 
 
@@ -168,7 +172,7 @@ async def scan(settings: LinkSettings, within: float, ports: Sequence[str] | Non
     try:
         boards += await scan_ble(settings, within)
     except (BleakError, OSError) as exc:
-        reason = "no D-Bus system bus" if isinstance(exc, FileNotFoundError) else str(exc)
+        reason = "no D-Bus system bus" if isinstance(exc, FileNotFoundError) else escape(str(exc))
         print(
             f"chessbridge: cannot scan for Bluetooth LE boards ({reason}); check that Bluetooth "
             "is on (systemctl status bluetooth; bluetoothctl show), or set [ble] radio / "
@@ -177,9 +181,11 @@ async def scan(settings: LinkSettings, within: float, ports: Sequence[str] | Non
         )
     boards = await serial + boards
     for board in boards:
-        print(f"{board.uri}\t{board.name}\t({board.detail})")
+        # What a board says of itself (its advertised name above all) is text from outside:
+        # escaped as the logs are, it cannot print a line of its own or reach the terminal.
+        print(f"{escape(board.uri)}\t{escape(board.name)}\t({escape(board.detail)})")
         if board.udev is not None:
-            print(f"    {board.udev}")
+            print(f"    {escape(board.udev)}")
     if not boards:
         print("chessbridge: no boards found", file=sys.stderr)
     return 0

@@ -15,6 +15,10 @@ class BoardNotFoundError(LinkError):
     """The device path cannot be opened (absent, unplugged, no permission)."""
 
 
+class AmbiguousBoardError(LinkError):
+    """The board was given by a name that more than one board in range answers to."""
+
+
 class NotABoardError(LinkError):
     """The device opened but did not answer as the expected board does."""
 

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
 Details = dict[str, str | int | list[str] | None]
 
+ARTICLE_4: frozenset[str] = frozenset({"touch_move", "castling_rook_first", "released_piece_moved"})
+"""The kinds of alert a move raises for breaking Article 4 (4.2-4.7): how it was made."""
+
 
 class Alert(msgspec.Struct, frozen=True, kw_only=True):
     """An alert about to be raised; ``ply`` ``None``: the ply about to be played."""
@@ -47,6 +50,18 @@ def touch_breach(breach: Breach, move: chess.Move, color: chess.Color, ply: int)
             "move": move.uci(),
         },
         ply=ply,
+    )
+
+
+def mate_in_breach(edition: Edition, alert: Alert) -> Alert:
+    """2018 5.1.1: ``alert``, the breach of Article 4 by a move that gives checkmate."""
+    return msgspec.structs.replace(
+        alert,
+        message=(
+            f"{alert.message}; the move gives checkmate, which ends the game only if the move "
+            f"was made in accordance with Article 3 and Articles 4.2-4.7 (Art. "
+            f"{edition.checkmate}): the game is not over until the arbiter sets the result"
+        ),
     )
 
 
@@ -131,6 +146,40 @@ def revision(
         color=color,
         message=f"{what} (Art. {edition.release}); the board is recorded as it stands",
         details={"released_on": released, "first_move": first.uci(), "move": move.uci()},
+        ply=ply,
+    )
+
+
+def castling_king_moved_on(
+    edition: Edition,
+    castling: chess.Move,
+    rook: chess.Square,
+    move: chess.Move,
+    color: chess.Color,
+    ply: int,
+) -> Alert:
+    """The king released on its castling square while castling was legal, then another move."""
+    article = edition.castling_king_released
+    square, side = chess.square_name(castling.to_square), chess.square_name(rook)
+    law = (
+        "once the king is released the player no longer has the right to make any move "
+        "other than castling on that side"
+    )
+    return Alert(
+        kind="released_piece_moved",
+        article=article,
+        color=color,
+        message=(
+            f"the king was released on {square} while castling with the rook on {side} was "
+            f"legal, then {move.uci()} was made: {law} (Art. {article}), so by the Law the move "
+            f"does not stand and the player must castle; the board is recorded as it stands"
+        ),
+        details={
+            "released_on": square,
+            "first_move": castling.uci(),
+            "move": move.uci(),
+            "obligation": f"castle with the rook on {side}",
+        },
         ply=ply,
     )
 

@@ -149,7 +149,8 @@ class Arbiter:
         self.edition = self.config.rules
         self._clock = Clock(self.config.white_side)
         start = board if board is not None else chess.Board()
-        self._game = Game(self.edition, self._clock, start, same_scan=self.config.same_scan)
+        timing = {"same_scan": self.config.same_scan, "dwell": self.config.dwell}
+        self._game = Game(self.edition, self._clock, start, **timing)
         self._irregularities = Irregularities(self._game)
         self._recovery = Recovery(self._game, self.config.dwell)
         self._knocks = Knocks(self._game, self.config.same_scan, self.config.flicker)
@@ -398,7 +399,7 @@ class Arbiter:
         cand, suspended = game.candidate, game.suspended
         game.suspended = None
         if cand is not None or suspended is not None:
-            facts.extend(self._pending(square, old, piece, cand, suspended, now))
+            facts.extend(game.release_pending(square, old, piece, cand, suspended, now))
         self._sense(square, piece, now)
         mismatch = game.turn.unexplained is not None
         if not mismatch:
@@ -408,8 +409,13 @@ class Arbiter:
             return facts
         if mismatch:
             # The board contradicts the game: nothing is judged until a line of moves explains
-            # it, it is put back, or an arbiter settles it (``recovery``).
-            return facts + self._recovery.changed(now, lifted=piece is None)
+            # it (one legal move, judged at once as any; or a line once the board rests), it
+            # is put back, or an arbiter settles it (``recovery``).
+            if piece is None or not positions.find_move(
+                game.board, game.squares, game.physical, game.diff
+            ):
+                return facts + self._recovery.changed(now, lifted=piece is None)
+            self._recovery.settled()
         facts.extend(self._evaluate(now, piece, lifted=piece is None))
         self._centre.watch(now, old, piece)
         return facts
@@ -470,51 +476,6 @@ class Arbiter:
             flicker=self.config.flicker,
             edition=self.edition,
         )
-
-    def _pending(
-        self,
-        square: chess.Square,
-        old: chess.Piece | None,
-        piece: chess.Piece | None,
-        cand: Candidate | None,
-        suspended: Candidate | None,
-        now: float,
-    ) -> list[Fact]:
-        """A sensor event while a move is pending: does it show that move released (4.7)?"""
-        game = self._game
-        facts: list[Fact] = []
-        # Whose hand: the piece put down, or else the piece lifted.
-        hand = piece if piece is not None else old
-        assert hand is not None
-        opponent = hand.color != game.board.turn
-        if cand is not None and not cand.revision:
-            if opponent and square not in _squares_of(cand.move, game.board):
-                # The opponent starts touching: the candidate had been released (4.7).
-                game.candidate = None
-                facts.extend(self._record(cand, CompletedBy.RELEASE, now))
-            elif piece is None and (
-                square == cand.move.to_square
-                or (not opponent and square not in _squares_of(cand.move, game.board))
-            ):
-                # Sliding on, or taken by the opponent; or another of the mover's pieces lifted:
-                # by the opponent taking it first (the candidate was released), or by the mover
-                # (he puts it back). Later events say.
-                game.suspended = cand
-                game.suspended_touches = len(game.ply.touches)
-        elif suspended is not None and opponent:
-            if piece is None:
-                # An opponent's piece lifted: his capture of the moved piece, or the mover taking
-                # a victim on his way. What is put down next tells.
-                game.suspended = suspended
-            else:
-                # The opponent puts a piece down: the pending move had been released (4.7), and
-                # the lifts since it was suspended were his.
-                touches = game.ply.touches
-                mark = game.suspended_touches
-                game.ply.touches = touches[:mark]
-                facts.extend(self._record(suspended, CompletedBy.RELEASE, now))
-                game.ply.touches = touches[mark:]
-        return facts
 
     # -- reading the board --------------------------------------------------------------------
 
@@ -660,7 +621,3 @@ class Arbiter:
         times = self._clock.times() or ClockTimes(white=0, black=0, running=None)
         facts.append(ClockPressed(by=by, clock=times, completes_ply=completes, at=reading.at))
         return facts
-
-
-def _squares_of(move: chess.Move, board: chess.Board) -> set[chess.Square]:
-    return {sq for sq, _ in positions.move_changes(board, move)} | {move.to_square}

@@ -62,12 +62,20 @@ class Game:
     """The engine's state; see the module docstring."""
 
     def __init__(
-        self, edition: Edition, clock: Clock, start: chess.Board, *, same_scan: float
+        self,
+        edition: Edition,
+        clock: Clock,
+        start: chess.Board,
+        *,
+        same_scan: float,
+        dwell: float,
     ) -> None:
         self.edition = edition
         self.clock = clock
         self.same_scan = same_scan
         """Seconds: sensor events closer than this were read in one scan (``bursts``)."""
+        self.dwell = dwell
+        """Seconds a piece rests on a square to count as released there."""
         self.turn = Turn()
         self.physical: list[chess.Piece | None] = positions.squares_of(start)
         """What the sensors say stands on each square now (player's frame)."""
@@ -153,13 +161,18 @@ class Game:
             self.squares = superseded.game
         color = board.turn
         by = CompletedBy.RECONSTRUCTED if self.replaying else by
+        irregular = self.turn.irregular
+        if irregular is not None and _same_squares(irregular.completes, move):
+            by = CompletedBy.CLOCK  # 2018 7.5.2: the pawn's press completed the promotion
         facts: list[Fact] = []
         if superseded is not None:
             alert = touch.revision_alert(board, superseded.move, move, self.edition)
             raised = [] if alert is None else [alert]
         else:
             late = self.turn.awaiting
-            raised = touch.move_alerts(board, move, self.ply, late, self.edition, self.same_scan)
+            raised = touch.move_alerts(
+                board, move, self.ply, late, self.edition, self.same_scan, self.dwell
+            )
             if late is not None and late != color:
                 self.unpressed = late
         changes = positions.move_changes(board, move)
@@ -194,11 +207,79 @@ class Game:
                 at=now,
             )
         )
-        facts.extend(self.raise_alert(alert, now) for alert in raised)
         ending = judge.ending_after_move(board, self.edition)
+        if ending is not None and ending.reason == judge.CHECKMATE:
+            raised, ending = self._mate_in_breach(raised, ending)
+        facts.extend(self.raise_alert(alert, now) for alert in raised)
         if ending is not None:
             facts.append(self.set_result(ending.result, ending.reason, ending.article, now))
         return facts
+
+    def release_pending(
+        self,
+        square: chess.Square,
+        old: chess.Piece | None,
+        piece: chess.Piece | None,
+        cand: Candidate | None,
+        suspended: Candidate | None,
+        now: float,
+    ) -> list[Fact]:
+        """A sensor event while a move is pending: does it show that move released (4.7)?"""
+        game = self
+        facts: list[Fact] = []
+        # Whose hand: the piece put down, or else the piece lifted.
+        hand = piece if piece is not None else old
+        assert hand is not None
+        opponent = hand.color != game.board.turn
+        if cand is not None and not cand.revision:
+            if opponent and square not in _squares_of(cand.move, game.board):
+                # The opponent starts touching: the candidate had been released (4.7).
+                game.candidate = None
+                facts.extend(self.record_move(cand.move, cand.revision, CompletedBy.RELEASE, now))
+            elif piece is None and (
+                square == cand.move.to_square
+                or (not opponent and square not in _squares_of(cand.move, game.board))
+            ):
+                # Sliding on, or taken by the opponent; or another of the mover's pieces lifted:
+                # by the opponent taking it first (the candidate was released), or by the mover
+                # (he puts it back). Later events say.
+                game.suspended = cand
+                game.suspended_touches = len(game.ply.touches)
+        elif suspended is not None and opponent:
+            if piece is None:
+                # An opponent's piece lifted: his capture of the moved piece, or the mover taking
+                # a victim on his way. What is put down next tells.
+                game.suspended = suspended
+            else:
+                # The opponent puts a piece down: the pending move had been released (4.7), and
+                # the lifts since it was suspended were his.
+                touches = game.ply.touches
+                mark = game.suspended_touches
+                game.ply.touches = touches[:mark]
+                facts.extend(
+                    self.record_move(suspended.move, suspended.revision, CompletedBy.RELEASE, now)
+                )
+                game.ply.touches = touches[mark:]
+        return facts
+
+    def _mate_in_breach(
+        self, raised: list[alerts.Alert], ending: judge.Ending
+    ) -> tuple[list[alerts.Alert], judge.Ending | None]:
+        """2018 5.1.1: a checkmate made in breach of Article 4 does not end the game by itself.
+
+        Its alerts say so, and the result is the arbiter's to set; 1997 5.1(a) asks only for
+        a legal move, which such a move is.
+        """
+        if not self.edition.mate_needs_article_4 or not any(
+            alert.kind in alerts.ARTICLE_4 for alert in raised
+        ):
+            return raised, ending
+        edition = self.edition
+        marked = [
+            alerts.mate_in_breach(edition, alert) if alert.kind in alerts.ARTICLE_4 else alert
+            for alert in raised
+        ]
+        return marked, None
 
     def _after_record(self, color: chess.Color, by: CompletedBy, *, await_press: bool) -> None:
         """A new ply begins: the hands' record and the irregularities of the last are over."""
@@ -355,6 +436,13 @@ class Game:
         return self.turn.result
 
 
+def _same_squares(move: chess.Move | None, other: chess.Move) -> bool:
+    return move is not None and (move.from_square, move.to_square) == (
+        other.from_square,
+        other.to_square,
+    )
+
+
 def _replay_san(board: chess.Board) -> list[str]:
     replay = board.root()
     sans: list[str] = []
@@ -362,3 +450,7 @@ def _replay_san(board: chess.Board) -> list[str]:
         sans.append(replay.san(move))
         replay.push(move)
     return sans
+
+
+def _squares_of(move: chess.Move, board: chess.Board) -> set[chess.Square]:
+    return {sq for sq, _ in positions.move_changes(board, move)} | {move.to_square}

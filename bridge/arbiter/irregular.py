@@ -123,17 +123,13 @@ class Irregularities:
         return [game.raise_alert(alert, now)]
 
     def displaced_alert(
-        self,
-        squares: frozenset[chess.Square],
-        color: chess.Color | None,
-        now: float,
-        *,
-        force: bool = False,
+        self, squares: frozenset[chess.Square], color: chess.Color | None, now: float
     ) -> list[Fact]:
-        """``displaced_pieces`` by ``color`` on ``squares``, unless they were reported already."""
+        """``displaced_pieces`` by ``color`` on ``squares``, unless they were reported already:
+        one alert per irregularity (a press on a board still displaced as reported is none)."""
         game = self.game
         new = {sq for sq in squares if game.physical[sq] != game.squares[sq]} - game.displaced
-        if not new and not force:
+        if not new:
             return []
         game.displaced.update(squares)
         alert = alerts.displaced(game.edition, color, squares, game.board.fen())
@@ -211,11 +207,12 @@ class Irregularities:
         details = self._details()
         retracted = game.take_back() if verdict.retract else None
         move, first = verdict.move, verdict.first
+        unpromoted = judge.is_unpromoted_pawn(game.squares, move)
         article, what = alerts.illegal_what(
             game.edition,
             move,
             first,
-            unpromoted=judge.is_unpromoted_pawn(game.squares, move),
+            unpromoted=unpromoted,
             castling=judge.is_castling_shape(game.squares, move),
             pressed=pressed,
         )
@@ -226,7 +223,9 @@ class Irregularities:
             details["retracted"] = retracted.uci()
             what += f"; the move {retracted.uci()} recorded for this ply is taken back"
         facts = self._illegal(color, now, details, what, article)
-        self._wait_for_restore(color, move)
+        # 2018 7.5.2: the pawn is replaced by a new piece; the press completed that move.
+        completes = move if unpromoted and game.edition.year >= 2018 else None
+        self._wait_for_restore(color, move, completes=completes)
         return facts
 
     def _press_without_move(self, color: chess.Color, now: float) -> list[Fact]:
@@ -241,9 +240,18 @@ class Irregularities:
         return [game.raise_alert(alerts.press_without_move(edition, color, details), now)]
 
     def _wait_for_restore(
-        self, color: chess.Color, move: chess.Move | None, *, may_stand: bool = True
+        self,
+        color: chess.Color,
+        move: chess.Move | None,
+        *,
+        may_stand: bool = True,
+        completes: chess.Move | None = None,
     ) -> None:
-        """After an illegal move: wait for the position before it, or let it stand."""
+        """After an illegal move: wait for the position before it, or let it stand.
+
+        ``completes``: the move the press completed once the board shows it legally made (the
+        unpromoted pawn exchanged for a new piece, 2018 7.5.2).
+        """
         game = self.game
         game.candidate = None
         judged = tuple(game.physical)
@@ -254,7 +262,8 @@ class Irregularities:
             if sorted(kings) == [chess.BLACK, chess.WHITE]:
                 board = positions.board_of(judged, game.board, not color)
                 stood = Stood(board=board, squares=list(judged), diff=set(), move=move)
-        game.turn.irregularity(Irregular(offender=color, judged=judged, stood=stood))
+        irregular = Irregular(offender=color, judged=judged, stood=stood, completes=completes)
+        game.turn.irregularity(irregular)
 
     def _released_and_changed(
         self, color: chess.Color, instead: chess.Move | None, now: float
@@ -278,7 +287,7 @@ class Irregularities:
         game.judged = tuple(game.physical)
         game.pressed_for = color
         if displacement:
-            return self.displaced_alert(frozenset(game.diff), color, now, force=True)
+            return self.displaced_alert(frozenset(game.diff), color, now)
         squares = judge.differing(game.squares, game.physical, game.diff)
         alert = alerts.mismatch(color, squares, game.board.fen(), reconnect=False)
         return [game.raise_alert(alert, now)]

@@ -30,7 +30,7 @@ import chess
 MAX_PLIES: Final = 8
 """The longest line looked for: four moves of each side."""
 
-BUDGET: Final = 4_000
+BUDGET: Final = 3_000
 """Moves tried before the search gives up: a board nothing explains must not stall the table
 (the bar is 100 ms; ``bench/lines_bench.py`` measures it, docs/benchmarks.md)."""
 

@@ -36,7 +36,7 @@ put down and the board is explained.
 """
 
 HELD_AFTER: Final = 3 * MISMATCH_AFTER
-"""The same when the last change was a lift: the piece is probably in a hand, thinking."""
+"""The same when the last change was a lift, or pieces are missing: probably in a hand."""
 
 
 class Recovery:
@@ -127,41 +127,65 @@ class Recovery:
         if pressed:
             return self.report(now)
         if not self.reported:
-            self.report_at = now + MISMATCH_AFTER
+            # Fewer pieces on the board than in the game, and no capture explains it: pieces in
+            # a hand, perhaps moved unheard before they were lifted. They are given longer.
+            held = game.physical.count(None) > game.squares.count(None)
+            self.report_at = now + (HELD_AFTER if held else MISMATCH_AFTER)
         return []
 
     def _explain(self) -> tuple[lines.Line | None, lines.Found]:
-        """The one line that leaves the board read, or with one of its pieces in the hand.
+        """The one line that leaves the board read, or with pieces of it in the hand.
 
         A square that reads empty where the game has a piece may be the piece a player holds,
-        about to move it (a hand at work is not a mismatch): when no line leaves the board as
-        read (within half the budget), the board is searched with each such piece back, and
-        the one line found is taken if no line without a piece in the hand can be as short.
+        about to move it, or the victim he took off first (a hand at work is not a mismatch):
+        when no line leaves the board as read (within half the budget), the board is searched
+        with each such piece back, then with two of opposite colours back (a capture under
+        way). A line found so is taken when it is the only one, and a search that gave up did so
+        at least two plies beyond it. Not on a board that senses occupancy only.
         """
         game = self.game
-        goal: list[chess.Piece | None] = list(game.physical)
-        found = lines.search(game.board, goal, game.inferred, budget=lines.BUDGET // 2)
-        if found.lines:
+        found = lines.search(game.board, game.physical, game.inferred, budget=lines.BUDGET // 2)
+        if found.lines or game.inferred:
+            # (A board that senses occupancy only cannot tell a piece in the hand from a
+            # capture made unheard: its reading is explained as read, or not at all.)
             return found.line, found
         budget = lines.BUDGET - found.tried
-        held: list[lines.Found] = []
-        for sq in sorted(game.diff):
-            piece = game.squares[sq]
-            if game.physical[sq] is not None or piece is None or budget <= 0:
-                continue
-            goal[sq] = piece
-            in_hand = lines.search(game.board, goal, game.inferred, budget=budget)
-            goal[sq] = None
-            budget -= in_hand.tried
-            if in_hand.lines or in_hand.exhausted:
-                held.append(in_hand)
-        if len(held) == 1:
-            line = held[0].line
-            # A line with a piece in the hand is taken when no line without one is as short:
-            # the search without it was complete, or gave up at a greater length.
-            if line is not None and (not found.exhausted or len(line) < found.plies):
-                return line, held[0]
-        return None, held[0] if held else found
+        colors = {
+            sq: piece.color
+            for sq in sorted(game.diff)
+            if game.physical[sq] is None and (piece := game.squares[sq]) is not None
+        }
+        empty = list(colors)
+        pairs = [
+            (a, b) for i, a in enumerate(empty) for b in empty[i + 1 :] if colors[a] != colors[b]
+        ]
+        gave_up = [found] if found.exhausted else []
+        singles: list[tuple[chess.Square, ...]] = [(sq,) for sq in empty]
+        left = len(singles) + len(pairs)
+        for held in (singles, pairs):
+            explained: list[lines.Found] = []
+            for squares in held:
+                goal = list(game.physical)
+                for sq in squares:
+                    goal[sq] = game.squares[sq]
+                # Each supposition its share: one that cannot be (a piece gone with nothing to
+                # take it) must not use up the others'.
+                share = budget // left
+                left -= 1
+                in_hand = lines.search(game.board, goal, game.inferred, budget=share)
+                budget -= in_hand.tried
+                if in_hand.lines and _in_hand(game.board, in_hand.lines[0], squares):
+                    explained.append(in_hand)
+                elif in_hand.exhausted:
+                    gave_up.append(in_hand)
+            if explained:
+                line = explained[0].line if len(explained) == 1 else None
+                # Taken when no line without a piece in the hand can be as short, with a margin
+                # of a move of each side: a search that gave up after depth d found none shorter.
+                if line is not None and all(len(line) <= g.plies - 2 for g in gave_up):
+                    return line, explained[0]
+                return None, explained[0]
+        return None, gave_up[0] if gave_up else found
 
     def report(self, now: float) -> list[Fact]:
         """``board_mismatch``, once for this mismatch: the arbiter settles it."""
@@ -226,3 +250,17 @@ class Recovery:
             if sensed != start and sensed[::-1] == start:
                 game.rotated = True
         return sensed[::-1] if game.rotated else sensed
+
+
+def _in_hand(board: chess.Board, line: lines.Line, squares: tuple[chess.Square, ...]) -> bool:
+    """Whether pieces lifted from ``squares`` after ``line`` can be a hand at work: the player
+    having the move lifted his piece to move it (or a victim he takes), or both for a capture."""
+    after = board.copy(stack=False)
+    for move in line:
+        after.push(move)
+    legal = list(after.legal_moves)
+    if len(squares) == 2:
+        a, b = squares
+        return any({m.from_square, m.to_square} == {a, b} for m in legal)
+    (square,) = squares
+    return any(square in (m.from_square, m.to_square) for m in legal)

@@ -19,7 +19,9 @@ Two editions of the FIDE Laws of Chess, each in standard, rapid and blitz play:
   (one in blitz, B.2), the second loses (7.5.5). In rapid and blitz (A.4.2; blitz through B.4)
   an illegal move that the opponent does not claim before his own move stands. An incorrect
   draw claim gives the opponent two minutes (9.5 b; one in blitz). Fivefold repetition and 75
-  moves end the game at once (9.6); a dead position ends it at once (5.2 b). Touching the king
+  moves end the game at once (9.6); a dead position ends it at once (5.2 b); checkmate ends it
+  at once only when the mating move was in accordance with Articles 3 and 4.2-4.7 (5.1.1; 1997
+  5.1 a: a legal move, so a touch-move breach does not keep it open). Touching the king
   and then a rook obliges castling on that side when it is legal (4.4.1), and the piece a pawn
   promotes to is chosen once it has touched the promotion square (4.4.4); the 1997 Laws have
   neither rule.
@@ -29,9 +31,11 @@ older extracts letter the same paragraphs (5.2 b, 9.6 a, 9.5 b: the unlettered f
 of 9.5 is 9.5.1 there, so b is 9.5.3). The 2018 numbers of Articles 1, 4, 6 and 7 and
 Appendices A and B are not quoted in docs/laws.md (it says what each is about): they are those
 of the published 2018 Laws (alternate moves 1.2, touch-move 4.3.1-4.3.3, king and rook
-4.4.1-4.4.3, the promoted piece 4.4.4, j'adoube 4.2.1, pressing the clock 6.2.1, displaced pieces
-7.4.1, illegal moves 7.5.1, unpromoted pawn 7.5.2, press without a move 7.5.3, their penalty
-7.5.5, rapid A.4.2, blitz B.2 and B.4). The 1997
+4.4.1-4.4.3, the promoted piece 4.4.4, the king released on its castling square 4.6.2 (1997
+has no such paragraph: its 4.6 is about claims, and its 4.7 covers a piece released as part of
+a legal move, which it cites), j'adoube 4.2.1, pressing the
+clock 6.2.1, displaced pieces 7.4.1, illegal moves 7.5.1, unpromoted pawn 7.5.2, press without a
+move 7.5.3, their penalty 7.5.5, rapid A.4.2, blitz B.2 and B.4). The 1997
 full text has two readings of the quickplay penalty: the Laws (10.3: a third illegal move loses)
 and the tournament highlights (the second loses); the Laws are followed. Pure data: no I/O.
 """
@@ -70,6 +74,10 @@ class Edition(msgspec.Struct, frozen=True, kw_only=True):
     promotion_choice: str | None
     """2018 4.4.4: the promoted piece is chosen once it touched the square (1997: none)."""
     release: str
+    castling_king_released: str
+    """The king released on its castling square while castling there is legal: castling on
+    that side is obliged (2018 4.6.2, 1997 4.6 b, as the printings that number the release
+    article 4.6 have it; the texts quoted in docs/laws.md number it 4.7)."""
     illegal_move: str
     unpromoted_pawn: str
     """A pawn left on the last rank and pressed (2018 7.5.2; 1997: an illegal move like any)."""
@@ -85,6 +93,9 @@ class Edition(msgspec.Struct, frozen=True, kw_only=True):
     clock_not_pressed: str
     flag_fall: str
     checkmate: str
+    mate_needs_article_4: bool
+    """2018 5.1.1: checkmate ends the game at once only if the mating move was in accordance
+    with Article 3 and Articles 4.2-4.7; 1997 5.1(a) asks only for a legal move."""
     stalemate: str
     dead_position: str
     fivefold: str | None
@@ -152,6 +163,7 @@ def _fide_1997(mode: Mode) -> Edition:
         castling_side_illegal="4.4(b)",
         promotion_choice=None,
         release="4.7",
+        castling_king_released="4.6(b)",
         illegal_move=illegal,
         unpromoted_pawn=illegal,
         alternate_moves="1.1",
@@ -163,6 +175,7 @@ def _fide_1997(mode: Mode) -> Edition:
         clock_not_pressed="6.7(a)",
         flag_fall="C.4" if blitz else "6.9",
         checkmate="5.1(a)",
+        mate_needs_article_4=False,
         stalemate="5.2",
         dead_position="9.6",
         fivefold=None,
@@ -213,6 +226,7 @@ def _fide_2018(mode: Mode) -> Edition:
         castling_side_illegal="4.4.3",
         promotion_choice="4.4.4",
         release="4.7",
+        castling_king_released="4.6.2",
         illegal_move="7.5.1" + fast_rule,
         unpromoted_pawn="7.5.2" + fast_rule,
         alternate_moves="1.2",
@@ -224,6 +238,7 @@ def _fide_2018(mode: Mode) -> Edition:
         clock_not_pressed="6.2.1",
         flag_fall="6.9",
         checkmate="5.1.1",
+        mate_needs_article_4=True,
         stalemate="5.2.1",
         dead_position="5.2.2",
         fivefold="9.6.1",

@@ -127,6 +127,9 @@ class Irregular(msgspec.Struct):
     judged: tuple[chess.Piece | None, ...]
     """The board when it was judged: the same board pressed again is the same irregularity."""
     stood: Stood | None
+    completes: chess.Move | None = None
+    """2018 7.5.2: the pawn left unpromoted on this move's square, replaced by a new piece,
+    makes the move the offender's press already completed (no press of his is awaited)."""
 
 
 class Turn:

@@ -190,12 +190,15 @@ def _king_and_rook(
 
     2018 4.4.1: castling on that rook's side is legal, so the player must castle there. 1997
     4.4(b) and 2018 4.4.3: castling there is illegal, so the king must move (castling on the
-    other side included). The 1997 Laws do not oblige castling.
+    other side included). The 1997 Laws do not oblige castling. A king that has lost both
+    castling rights is no castling at all: the king touched first obliges under 4.3.
     """
     king = board.king(board.turn)
     king_touch = next((t for t in first if t.square == king), None)
     if king is None or king_touch is None:
         return None  # another piece was touched first: 4.3 governs
+    if not board.has_castling_rights(board.turn):
+        return None  # a king that can never castle: touching it is 4.3, not castling (4.4)
     rank = chess.square_rank(king)
     rook_touch = next(
         (
@@ -246,6 +249,7 @@ def _king_and_rook(
 def _breach(board: chess.Board, touch: Touch, article: str, obligation: str) -> Breach:
     whose = "own" if touch.piece.color == board.turn else "opponent's"
     verb = "moved" if obligation == "move" else ("captured" if obligation == "capture" else "used")
+    had = "move" if obligation == "move" else f"be {verb}"
     name = chess.piece_name(touch.piece.piece_type)
     square = chess.square_name(touch.square)
     return Breach(
@@ -256,7 +260,8 @@ def _breach(board: chess.Board, touch: Touch, article: str, obligation: str) -> 
         obligation=obligation,
         message=(
             f"the {whose} {name} on {square} was touched first and could be {verb}, but another "
-            f"move was made: Art. {article} requires it, unless j'adoube was announced"
+            f"move was made: the {name} had to {had} (Art. {article}), unless j'adoube was "
+            "announced"
         ),
     )
 
@@ -316,6 +321,9 @@ class Ply(msgspec.Struct):
     """When a piece was last put on each square (the order of two moves in one turn)."""
     promoted: dict[chess.Square, chess.PieceType] = msgspec.field(default_factory=dict)
     """The first new piece put on each promotion square (2018 4.4.4)."""
+    castling_king: tuple[chess.Square, float, float | None] | None = None
+    """The king put on its castling square while castling there was legal (2018 4.6.2): the
+    square, when it was put there, and when it was lifted off again."""
 
     def lift(
         self,
@@ -331,6 +339,9 @@ class Ply(msgspec.Struct):
         ``excuse`` says why it is not (then it is the meaning reported)."""
         self.squares.append(square)
         self.lifted[square] = (piece, now)
+        king = self.castling_king
+        if king is not None and king[0] == square and king[2] is None:
+            self.castling_king = (square, king[1], now)
         if excuse is not None:
             meaning = excuse
         else:
@@ -380,6 +391,8 @@ class Ply(msgspec.Struct):
             self.placed[square] = now
             if self._is_new_promotion_piece(square, new, game):
                 self.promoted[square] = new.piece_type
+            if self.castling_king is None and _castles_to(board, new, square) is not None:
+                self.castling_king = (square, now, None)
         return TouchReported(
             action=TouchAction.PLACE,
             square=square,
@@ -409,6 +422,35 @@ class Ply(msgspec.Struct):
         )
 
 
+def _castles_to(board: chess.Board, piece: chess.Piece, square: chess.Square) -> chess.Move | None:
+    """The legal castling that puts ``piece``, the king of the side to move, on ``square``."""
+    king = board.king(board.turn)
+    if piece != chess.Piece(chess.KING, board.turn) or king is None:
+        return None
+    castling = chess.Move(king, square)
+    return castling if board.is_castling(castling) and board.is_legal(castling) else None
+
+
+def castling_king_moved_on(
+    board: chess.Board, move: chess.Move, ply: Ply, edition: Edition, dwell: float
+) -> alerts.Alert | None:
+    """The king released on its castling square while castling was legal, then ``move``.
+
+    Released: it rested there at least ``dwell`` seconds before it was lifted again (a king
+    seen there for a scan or so may have been sliding). Castling on that side was then the only
+    move allowed (2018 4.6.2; 1997 4.7: the king was released as part of a legal move).
+    """
+    placed = ply.castling_king
+    if placed is None or placed[2] is None or placed[2] - placed[1] < dwell:
+        return None
+    square = placed[0]
+    castling = _castles_to(board, chess.Piece(chess.KING, board.turn), square)
+    if castling is None or move == castling:
+        return None
+    rook = _castling_rook(board, castling)
+    return alerts.castling_king_moved_on(edition, castling, rook, move, board.turn, board.ply() + 1)
+
+
 def move_alerts(
     board: chess.Board,
     move: chess.Move,
@@ -416,19 +458,26 @@ def move_alerts(
     late: chess.Color | None,
     edition: Edition,
     simultaneous: float,
+    dwell: float,
 ) -> list[alerts.Alert]:
     """The Article 4 and 6.7 alerts of ``move``, about to be made on ``board`` after ``ply``.
 
     ``late``: the player whose press was awaited when the move was made (his opponent's move
-    then means he did not press).
+    then means he did not press). ``dwell``: how long a piece rests on a square to count as
+    released there.
     """
     color = board.turn
     number = board.ply() + 1
     raised: list[alerts.Alert] = []
+    # The king released on its castling square: what it obliged (castling) is the one alert
+    # about the king; a touch of it obliged less.
+    released = castling_king_moved_on(board, move, ply, edition, dwell)
     if not obliges_nothing(board, move, ply.touches):
         breach = touch_breach(board, move, ply.touches, edition, simultaneous)
-        if breach is not None:
+        if breach is not None and (released is None or breach.square != board.king(color)):
             raised.append(alerts.touch_breach(breach, move, color, number))
+    if released is not None:
+        raised.append(released)
     if move.promotion:
         chosen = ply.promoted.get(move.to_square)
         if chosen is not None and chosen != move.promotion:

@@ -2,11 +2,12 @@
 
 One game per part of a table's game (:class:`~bridge.relay.parts.Part`; there is more than one
 only after an illegal move stood or an arbiter set up a position). Each has the seven-tag roster
-(Event, Site, Date, Round, White, Black, Result), then Board, WhiteFideId and BlackFideId when
-assigned, Table (the table id), Termination once the result is shown, and for a part after the
-first SetUp and FEN, Part, and ``(part N)`` after the Event: lichess matches a pushed game to
-its chapter by Event, Site, Round and players, so without it the continuation would replace the
-first part in the broadcast.
+(Event, Site, Date, Round, White, Black, Result), then Board, WhiteFideId, BlackFideId,
+WhiteElo and BlackElo when assigned (the ``assign`` command's ``board``, FIDE ids and ratings:
+the tags lichess broadcasts read), Table (the table id), Termination once the result is shown,
+and for a part after the first SetUp and FEN, Part, and ``(part N)`` after the Event: lichess
+matches a pushed game to its chapter by Event, Site, Round and players, so without it the
+continuation would replace the first part in the broadcast.
 
 Moves are written once final (:mod:`bridge.relay.game`) and only ``delay`` seconds after that
 (the broadcast delay against cheating); the moves of a part stop at the first that is not yet
@@ -170,6 +171,10 @@ def _game(
         fide = players.get(f"{color}_fide_id")
         if fide:
             tags.append(tag(f"{color.capitalize()}FideId", fide))
+    for color in ("white", "black"):
+        rating = players.get(f"{color}_rating")
+        if rating:
+            tags.append(tag(f"{color.capitalize()}Elo", rating))
     tags.append(tag("Table", table.table))
     if total > 1:
         tags.append(tag("Part", str(index + 1)))

@@ -14,6 +14,11 @@ Routes:
   ``adjust_clock``, ``reconstruct`` and ``set_position``: signed in, with the session's CSRF
   token in ``X-CSRF-Token``; the relay sends the command with its own MQTT credentials and
   answers with the table's response.
+- ``POST /api/round/preview`` and ``POST /api/round/start`` (signed in, CSRF as above): a
+  round's pairings file (TRF or CSV, its text in ``pairings``), ``round``, optionally a venue
+  map (``venue``, TOML), ``event`` and ``new_games``; the preview is what would be sent to which
+  table, the start sends it (docs/rounds.md) and answers with each board's outcome. A file that
+  cannot be used is a 400 with one line naming its line.
 
 An unknown table is a 404, a malformed id or body a 400. Nothing served ever contains the MQTT
 credentials or the lichess token.
@@ -28,7 +33,7 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from email.utils import formatdate, parsedate_to_datetime
 from importlib import resources
 from typing import Any, Final
@@ -37,10 +42,14 @@ from aiohttp import web
 
 from bridge.mqtt.requests import NoResponseError
 from bridge.relay import page
-from bridge.relay.auth import SignIn, clean_name, csrf_ok
+from bridge.relay.auth import Session, SignIn, clean_name, csrf_ok
 from bridge.relay.link import RelayLink
 from bridge.relay.push import Pusher
 from bridge.relay.room import Document, Room
+from bridge.views import round as rounds
+from bridge.wire import pairings
+from bridge.wire.commands import Response
+from bridge.wire.pairings import Pairing, PairingsError
 from bridge.wire.requests import RequestError
 
 log = logging.getLogger("chessbridge.relay.http")
@@ -51,6 +60,10 @@ PAGE_ACTIONS: Final = frozenset(
 """What the page may ask of a table."""
 COOKIE: Final = "chessbridge_session"
 MAX_BODY: Final = 4096
+MAX_ROUND_BODY: Final = 512 * 1024
+"""A round's pairings file (a TRF of a 500-player open is about 100 kB)."""
+ROUND_WAIT: Final = 10.0
+"""Seconds the page's round start waits for each table's response."""
 MAX_TABLE_ID: Final = 64
 SSE_BATCH: Final = 0.25
 """Seconds the events of many tables are gathered into one server-sent event."""
@@ -109,7 +122,7 @@ class RelayServer:
 
     def app(self) -> web.Application:
         """The aiohttp application."""
-        app = web.Application(client_max_size=MAX_BODY, middlewares=[self._headers])
+        app = web.Application(client_max_size=MAX_ROUND_BODY, middlewares=[self._headers])
         app.router.add_get("/round.pgn", self.round_pgn)
         app.router.add_get("/table/{name}", self.table_file)
         app.router.add_get("/", self.index)
@@ -117,6 +130,8 @@ class RelayServer:
         app.router.add_get("/api/state", self.state)
         app.router.add_get("/api/table/{table}", self.table_detail)
         app.router.add_post("/api/table/{table}/{command}", self.action)
+        app.router.add_post("/api/round/preview", self.round_preview)
+        app.router.add_post("/api/round/start", self.round_start)
         app.router.add_get("/events", self.events)
         app.router.add_post("/login", self.login)
         app.router.add_post("/logout", self.logout)
@@ -348,8 +363,8 @@ class RelayServer:
 
     # -- actions ----------------------------------------------------------------------------------
 
-    async def action(self, request: web.Request) -> web.StreamResponse:
-        """An arbiter's command from the page, sent to the table by the relay."""
+    def _arbiter(self, request: web.Request) -> Session | web.Response:
+        """The signed-in arbiter sending ``request`` from the page, or the refusal to answer."""
         session = self.signin.session(request.cookies.get(COOKIE), self.clock())
         if session is None:
             return _json({"error": "sign in first: the page is read-only without it"}, status=401)
@@ -358,6 +373,13 @@ class RelayServer:
             return _json({"error": "request from another site refused"}, status=403)
         if not csrf_ok(session, request.headers.get("X-CSRF-Token")):
             return _json({"error": "missing or wrong CSRF token; reload the page"}, status=403)
+        return session
+
+    async def action(self, request: web.Request) -> web.StreamResponse:
+        """An arbiter's command from the page, sent to the table by the relay."""
+        session = self._arbiter(request)
+        if isinstance(session, web.Response):
+            return session
         table_id, command = request.match_info["table"], request.match_info["command"]
         _check_table_id(table_id)
         if command not in PAGE_ACTIONS:
@@ -377,6 +399,116 @@ class RelayServer:
         log.info("%s sent %s to table %s: %s", session.name, command, table_id, response.status)
         return _json({"status": response.status, "data": response.data, "error": response.error})
 
+    # -- a round ----------------------------------------------------------------------------------
+
+    def _held(self, table_id: str) -> rounds.Held | None:
+        table = self.room.table(table_id)
+        if table is None:
+            return None
+        view = table.view
+        return rounds.Held(
+            players=view.players,
+            event=view.event,
+            round=view.round,
+            board=view.board_number,
+            plies=len(view.moves),
+            over=view.result is not None,
+            status=view.status,
+        )
+
+    def _round_plan(self, body: Mapping[str, Any]) -> rounds.Plan | web.Response:
+        text, number = body.get("pairings"), body.get("round")
+        name = body.get("name") or "pairings"
+        venue_text, event = body.get("venue") or None, body.get("event") or None
+        if not isinstance(text, str) or not text.strip():
+            return _json({"error": "choose the pairings file, or paste the CSV"}, status=400)
+        if isinstance(number, str) and number.strip().isdigit():
+            number = int(number)
+        if not isinstance(number, int) or isinstance(number, bool):
+            return _json({"error": "the round must be a number"}, status=400)
+        if not isinstance(name, str) or not isinstance(venue_text, str | None):
+            return _json({"error": "name and venue are text"}, status=400)
+        if not isinstance(event, str | None):
+            return _json({"error": "event is text"}, status=400)
+        source = name.replace("/", "_")[:100]
+        try:
+            venue = None if venue_text is None else pairings.read_venue(venue_text, "venue map")
+            return rounds.plan(text, source, number, venue=venue, event=event)
+        except PairingsError as exc:
+            return _json({"error": str(exc)}, status=400)
+
+    async def round_preview(self, request: web.Request) -> web.StreamResponse:
+        """What starting the round would send, board by board."""
+        session = self._arbiter(request)
+        if isinstance(session, web.Response):
+            return session
+        plan = self._round_plan(await _body(request, limit=MAX_ROUND_BODY))
+        if isinstance(plan, web.Response):
+            return plan
+        rows = []
+        for pairing in plan.round.pairings:
+            table = plan.tables[pairing.board]
+            fields = plan.fields[pairing.board]
+            held = self._held(table)
+            rows.append(
+                _round_row(pairing, table)
+                | {
+                    "ok": True,
+                    "said": "unchanged" if held is not None and held.has(fields) else "assign",
+                    "seen": held is not None,
+                }
+            )
+        return _json({"round": plan.round.round, "rows": rows, "unpaired": _unpaired(plan)})
+
+    async def round_start(self, request: web.Request) -> web.StreamResponse:
+        """Send each board's table its assignment (and a new game); each board's outcome."""
+        session = self._arbiter(request)
+        if isinstance(session, web.Response):
+            return session
+        body = await _body(request, limit=MAX_ROUND_BODY)
+        plan = self._round_plan(body)
+        if isinstance(plan, web.Response):
+            return plan
+        new_games = body.get("new_games") is True
+        link = self.link
+        if link is None:
+            return _json({"error": "the relay has no broker connection"}, status=503)
+
+        async def send(table: str, command: str, fields: Mapping[str, object]) -> Response:
+            return await link.request(table, command, fields, by=session.name, within=ROUND_WAIT)
+
+        outcomes = await asyncio.gather(
+            *(
+                rounds.start_board(
+                    send,
+                    self._held(plan.tables[pairing.board]),
+                    plan.tables[pairing.board],
+                    pairing,
+                    plan.fields[pairing.board],
+                    new_games,
+                )
+                for pairing in plan.round.pairings
+            )
+        )
+        good = sum(o.ok for o in outcomes)
+        log.info(
+            "%s started round %d: %d boards, %d ok",
+            session.name,
+            plan.round.round,
+            len(outcomes),
+            good,
+        )
+        return _json(
+            {
+                "round": plan.round.round,
+                "rows": [
+                    _round_row(o.pairing, o.table) | {"ok": o.ok, "said": o.said} for o in outcomes
+                ],
+                "unpaired": _unpaired(plan),
+                "summary": f"{len(outcomes)} boards: {good} ok, {len(outcomes) - good} not",
+            }
+        )
+
 
 # --- helpers ---------------------------------------------------------------------------------
 
@@ -390,13 +522,33 @@ def _unknown(table_id: str) -> web.HTTPNotFound:
     return web.HTTPNotFound(text=f"no table {table_id!r} has published a game here\n")
 
 
-async def _body(request: web.Request) -> dict[str, Any]:
-    """The request's JSON object (or form fields); 400 otherwise."""
+def _round_row(pairing: Pairing, table: str) -> dict[str, Any]:
+    return {
+        "board": pairing.board,
+        "table": table,
+        "white": pairing.white.name,
+        "black": pairing.black.name,
+        "whiteRating": pairing.white.rating,
+        "blackRating": pairing.black.rating,
+        "forfeit": pairing.result if pairing.forfeit else None,
+    }
+
+
+def _unpaired(plan: rounds.Plan) -> list[dict[str, str]]:
+    return [{"name": u.player.name, "why": u.describe()} for u in plan.round.unpaired]
+
+
+async def _body(request: web.Request, *, limit: int = MAX_BODY) -> dict[str, Any]:
+    """The request's JSON object (or form fields) of at most ``limit`` bytes; 400 otherwise."""
+    if request.content_length is not None and request.content_length > limit:
+        raise web.HTTPBadRequest(text=f"the body is over {limit} bytes\n")
     if request.content_type == "application/x-www-form-urlencoded":
         form = await request.post()
         return {key: str(value) for key, value in form.items()}
     try:
         raw = await request.read()
+        if len(raw) > limit:
+            raise web.HTTPBadRequest(text=f"the body is over {limit} bytes\n")
         data = json.loads(raw or b"{}")
     except (ValueError, web.HTTPRequestEntityTooLarge) as exc:
         raise web.HTTPBadRequest(text=f"the body must be one JSON object: {exc}\n") from None

@@ -390,6 +390,8 @@ def _assign(request: Assign, ctx: _Context) -> CommandOutcome:
         black=request.black,
         white_fide_id=request.white_fide_id,
         black_fide_id=request.black_fide_id,
+        white_rating=request.white_rating,
+        black_rating=request.black_rating,
         event=request.event,
         round=request.round,
         board=request.board,

@@ -55,13 +55,14 @@ GAME_DELAY: Final = 0.02
 """Seconds the retained ``game`` waits after the events that changed it (they go first)."""
 
 GAME_INTERVAL: Final = 0.5
-"""Least seconds between two publications of the retained ``game``: a move, its press and its
-touches make one publication, not three."""
+"""Least seconds between two publications of the retained ``game`` for what is not a move (a
+press, an alert, a command): a move, its touches and its press make one publication."""
 
-GAME_AFTER_MOVE: Final = 1.0
-"""Seconds the retained ``game`` waits after a move for the clock press that follows it (the
-press ends the wait): at a human pace the move and its press are one publication of the
-snapshot, not two. The move's own event is sent at once, as ever."""
+GAME_AFTER_MOVE: Final = 0.45
+"""Seconds the retained ``game`` may wait after a move for the mover's clock press (the press
+ends the wait), so that a move and its press at a human pace are one publication. A move whose
+press came first (a promotion completed after it, 2018 7.5.2) or with it does not wait, and no
+move waits longer: the game follows every move within 0.5 s (docs/mqtt.md)."""
 
 CHECKPOINT_EVERY: Final = 10.0
 """Seconds between outbox checkpoints (the WAL is not checkpointed inside commits)."""
@@ -136,6 +137,8 @@ class TableDaemon:
         self._game_due = False
         self._game_timer: asyncio.TimerHandle | None = None
         self._game_sent_at = float("-inf")
+        self._pressed_by: chess.Color | None = None
+        """Who pressed the clock last (``None``: nobody yet, or colours not known)."""
         self.moves = MoveLists()
         """The game's moves, kept move by move for the retained game and the saved one."""
         self._last_seq = self.outbox.last_seq
@@ -299,7 +302,7 @@ class TableDaemon:
     def _emit(self, facts: list[Fact]) -> None:
         """Publish the facts of one step and save the game with them: one transaction, so a
         crash cannot keep the move's event without the game (or the other way round)."""
-        game_changed = pressed = False
+        game_changed = False
         touches = self.options.config.engine.touch_events
         played: list[MovePlayed] = []
         with self.outbox.batch():
@@ -310,13 +313,21 @@ class TableDaemon:
                 if isinstance(fact, MovePlayed):
                     played.append(fact)
                     self.moves.played(fact)
-                pressed = pressed or isinstance(fact, ClockPressed)
+                elif isinstance(fact, ClockPressed):
+                    self._pressed_by = fact.by
                 game_changed = game_changed or not isinstance(fact, TouchReported)
             if game_changed:
                 self._save_game()
+            # A move whose press came before it or with it (the clock already runs for the
+            # opponent) has nothing to wait for: its game goes right after its events.
+            at_once = bool(played) and self._pressed_by == played[-1].color
+            if at_once:
+                self._game_sent_with_move()
         self.publisher.send_now()  # committed: on the wire before anything else is done
-        if game_changed:
-            self._game_changed(GAME_AFTER_MOVE if played and not pressed else GAME_DELAY)
+        if played and not at_once:
+            self._game_changed(GAME_AFTER_MOVE, coalesce=False)
+        elif game_changed and not at_once:
+            self._game_changed()
         for move in played:
             log.info("ply %d: %s (%s)", move.ply, move.san, move.completed_by.value)
         if self.arbiter.rotated != self._shown_rotated and self.board.state == "connected":
@@ -324,12 +335,15 @@ class TableDaemon:
         self._arm_timer()
         self.lights.update(self.arbiter, facts, self._leds())
 
-    def _game_changed(self, wait: float = GAME_DELAY) -> None:
-        """Publish the retained ``game`` within ``wait`` seconds, coalesced: after the events
-        that changed it (they go to the broker first), at most once every ``GAME_INTERVAL``
-        seconds, and no later than a publication already due sooner."""
+    def _game_changed(self, wait: float = GAME_DELAY, *, coalesce: bool = True) -> None:
+        """Publish the retained ``game`` within ``wait`` seconds: after the events that changed
+        it (they go to the broker first), no later than a publication already due sooner and,
+        with ``coalesce``, at most once every ``GAME_INTERVAL`` seconds (a move's is never put
+        off by that: it is due ``wait`` after the move, whatever went before)."""
         loop = asyncio.get_running_loop()
-        at = max(loop.time() + wait, self._game_sent_at + GAME_INTERVAL)
+        at = loop.time() + wait
+        if coalesce:
+            at = max(at, self._game_sent_at + GAME_INTERVAL)
         timer = self._game_timer
         if timer is not None:
             if timer.when() <= at:
@@ -341,6 +355,16 @@ class TableDaemon:
     def _leds(self) -> LedDisplay | None:
         link = self.board.link
         return None if link is None or self.board.state != "connected" else link.leds
+
+    def _game_sent_with_move(self) -> None:
+        """Publish the retained ``game`` now, in the move's step right after its events (so in
+        their transaction), and drop any publication due later."""
+        if self._game_timer is not None:
+            self._game_timer.cancel()
+            self._game_timer = None
+        self._game_due = False
+        self._publish_game()
+        self._game_sent_at = asyncio.get_running_loop().time()
 
     def _flush_game(self) -> None:
         if self._game_timer is not None:

@@ -75,6 +75,7 @@ _Text = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
 _Round = Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
 _FideId = Annotated[int, msgspec.Meta(ge=1, le=999_999_999)]
 _BoardNumber = Annotated[int, msgspec.Meta(ge=1, le=9999)]
+_Rating = Annotated[int, msgspec.Meta(ge=0, le=4000)]
 _Fen = Annotated[str, msgspec.Meta(min_length=1, max_length=100)]
 _Uci = Annotated[str, msgspec.Meta(min_length=4, max_length=5)]
 _Seconds = Annotated[int, msgspec.Meta(ge=0, le=MAX_CLOCK_SECONDS)]
@@ -100,6 +101,8 @@ class NewGame(_Fields, frozen=True, kw_only=True, forbid_unknown_fields=True):
     black: _Name | None = None
     white_fide_id: _FideId | None = None
     black_fide_id: _FideId | None = None
+    white_rating: _Rating | None = None
+    black_rating: _Rating | None = None
     event: _Text | None = None
     round: _Round | None = None
     board: _BoardNumber | None = None
@@ -166,6 +169,8 @@ class Assign(_Fields, frozen=True, kw_only=True, forbid_unknown_fields=True):
     black: _Name
     white_fide_id: _FideId | None = None
     black_fide_id: _FideId | None = None
+    white_rating: _Rating | None = None
+    black_rating: _Rating | None = None
     event: _Text | None = None
     round: _Round | None = None
     board: _BoardNumber | None = None

@@ -308,6 +308,17 @@ class GameData(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     board: str | None = None
 
 
+PLAYER_FIELDS: Final = (
+    "white",
+    "black",
+    "white_fide_id",
+    "black_fide_id",
+    "white_rating",
+    "black_rating",
+)
+"""The assignment's fields in the retained game's ``players`` (as text)."""
+
+
 class Assignment(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """Who plays at the table and where (the ``assign`` command); kept across games."""
 
@@ -315,14 +326,16 @@ class Assignment(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     black: str | None = None
     white_fide_id: int | None = None
     black_fide_id: int | None = None
+    white_rating: int | None = None
+    black_rating: int | None = None
     event: str | None = None
     round: str | None = None
     board: int | None = None
 
     def players(self) -> dict[str, str] | None:
-        """The retained game's ``players``: names by colour, and FIDE ids if known."""
+        """The retained game's ``players``: names by colour, and FIDE ids and ratings if known."""
         out: dict[str, str] = {}
-        for key in ("white", "black", "white_fide_id", "black_fide_id"):
+        for key in PLAYER_FIELDS:
             value = getattr(self, key)
             if value is not None:
                 out[key] = str(value)

@@ -7,7 +7,10 @@ light its squares. :class:`BleBoardLink` does the rest with bleak, on BlueZ or, 
 ``backend=`` seam with :mod:`drivers.ble.backend`:
 
 1. *find*: scan until the board advertises, matched by address (``AA:BB:CC:DD:EE:FF``, or the
-   UUID macOS gives) or else by advertised name; the advertisement's RSSI is kept;
+   UUID macOS gives) or else by advertised name (in any case); the advertisement's RSSI is
+   kept. A name is listened for :data:`NAME_LISTEN` seconds more once heard: two boards of that
+   name in range are refused (``AmbiguousBoardError``, both addresses said), never the first
+   heard taken, and the address a name was resolved to is logged;
 2. *connect*, a few attempts with the shared backoff (a BLE connection often fails once and
    works the next time); then check that the board has the family's characteristics;
 3. *subscribe* to the notifying characteristics, send the start-up commands, and wait for the
@@ -45,7 +48,7 @@ from bleak.exc import BleakError
 from drivers import identity
 from drivers.backoff import Backoff
 from drivers.ble.backend import VirtualRadioClient, VirtualRadioScanner
-from drivers.errors import BoardNotFoundError, LinkLostError, NotABoardError
+from drivers.errors import AmbiguousBoardError, BoardNotFoundError, LinkLostError, NotABoardError
 from drivers.events import BoardEvent, BoardInfo, BoardSnapshot, merge_info
 from drivers.link import BatteryGauge, Capabilities, EventCallback, LinkSettings
 
@@ -55,6 +58,10 @@ ADDRESS: Final = re.compile(
     r"^(?:[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){5}|[0-9A-Fa-f]{8}(?:-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12})$"
 )
 """A Bluetooth address, or the UUID macOS shows instead; anything else is an advertised name."""
+
+NAME_LISTEN: Final = 2.0
+"""Seconds a scan for a board given by name goes on once a board of that name is heard, to
+hear a second one (boards advertise several times a second)."""
 
 CONNECT_ATTEMPTS: Final = 3
 """Connection attempts per ``open()``; the supervisor's reconnect loop retries beyond that."""
@@ -142,24 +149,46 @@ def _scanner(settings: LinkSettings) -> BleakScanner:
     return BleakScanner(backend=backend, **extra)
 
 
-async def find(address: str, settings: LinkSettings, within: float) -> Found | None:
-    """Scan until a board matching ``address`` (an address, else an advertised name) shows."""
-    by_address = ADDRESS.match(address) is not None
+async def find(address: str, settings: LinkSettings, within: float) -> list[Found]:
+    """Scan until a board matching ``address`` shows: the one with that address, or every
+    board advertising that name (in any case) heard within :data:`NAME_LISTEN` seconds of the
+    first (bounded by ``within``); none heard: empty."""
+    if ADDRESS.match(address) is not None:
+        return await _find_address(address, settings, within)
+    wanted = address.casefold()
+    named: dict[str, Found] = {}
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout_at(deadline) as timeout, _scanner(settings) as scanner:
+            async for device, adv in scanner.advertisement_data():
+                names = {n.casefold() for n in (adv.local_name, device.name) if n}
+                if wanted not in names or device.address.upper() in named:
+                    continue
+                if not named:
+                    timeout.reschedule(min(deadline, loop.time() + NAME_LISTEN))
+                named[device.address.upper()] = Found(
+                    address=device.address,
+                    name=adv.local_name or device.name,
+                    rssi=adv.rssi,
+                    device=device,
+                )
+    return list(named.values())
+
+
+async def _find_address(address: str, settings: LinkSettings, within: float) -> list[Found]:
     with contextlib.suppress(TimeoutError):
         async with asyncio.timeout(within), _scanner(settings) as scanner:
             async for device, adv in scanner.advertisement_data():
-                if (
-                    device.address.lower() == address.lower()
-                    if by_address
-                    else address in (adv.local_name, device.name)
-                ):
-                    return Found(
+                if device.address.lower() == address.lower():
+                    found = Found(
                         address=device.address,
                         name=adv.local_name or device.name,
                         rssi=adv.rssi,
                         device=device,
                     )
-    return None
+                    return [found]
+    return []
 
 
 async def discover(settings: LinkSettings, within: float) -> list[Found]:
@@ -247,20 +276,25 @@ class BleBoardLink(Capabilities):
         """Find, connect, subscribe and identify the board; a ``LinkError`` if it cannot."""
         family = self.family
         try:
-            found = await find(self.address, self._settings, self._settings.ble_scan_timeout)
+            heard = await find(self.address, self._settings, self._settings.ble_scan_timeout)
         except (BleakError, OSError) as exc:
             raise BoardNotFoundError(
                 self._where,
                 f"cannot scan for Bluetooth LE boards ({exc}); check that Bluetooth is on "
                 "(bluetoothctl show) or set [ble] radio for an emulated board",
             ) from exc
-        if found is None:
+        if len(heard) > 1:
+            raise self._ambiguous(heard)
+        if not heard:
             raise BoardNotFoundError(
                 self._where,
                 f"no {family.label} board {self.address} in range after "
                 f"{self._settings.ble_scan_timeout:g} s; check that it is switched on and not "
                 "connected to another app (chessbridge scan lists the boards in range)",
             )
+        [found] = heard
+        if ADDRESS.match(self.address) is None:
+            log.info("%s: the board named %r is %s", self._where, self.address, found.address)
         self._info = merge_info(
             self._info,
             BoardInfo(at=0.0, trademark=identity.text(found.name or ""), rssi=found.rssi),
@@ -330,6 +364,20 @@ class BleBoardLink(Capabilities):
                     self._last_write = loop.time()
 
     # -- internals ----------------------------------------------------------------------------
+
+    def _ambiguous(self, heard: list[Found]) -> AmbiguousBoardError:
+        """The error for a name that several boards in range advertise, strongest first."""
+        ranked = sorted(heard, key=lambda f: -1000 if f.rssi is None else -f.rssi)
+        boards = ", ".join(
+            f"{f.address} ({'signal unknown' if f.rssi is None else f'{f.rssi} dBm'})"
+            for f in ranked
+        )
+        return AmbiguousBoardError(
+            self._where,
+            f"{len(heard)} boards in range advertise the name {self.address!r}: {boards}; "
+            f"give this table's board by its address instead (the strongest signal is likely "
+            f"the nearest: --board {self.family.scheme}:{ranked[0].address})",
+        )
 
     async def _connect(self, found: Found) -> BleakClient:
         client_backend, _, extra = bleak_backends(self._settings)

@@ -425,3 +425,56 @@ async def test_chessbridge_emulate_prints_a_path_a_dgt_host_can_open() -> None:
     finally:
         proc.send_signal(signal.SIGINT)
         assert await asyncio.wait_for(proc.wait(), 10) == 0
+
+
+def game_moves(sub: Subscription) -> list[str]:
+    """The moves (UCI) of the last retained ``game`` seen."""
+    games = payloads_on(sub, "game")
+    return list(games[-1]["data"]["moves"]["uci"]) if games else []
+
+
+PROMOTE = "3r3k/2P5/8/8/8/8/6PP/6K1 w - - 0 40"
+
+
+async def test_the_retained_game_follows_a_move_completed_after_its_press(
+    mosquitto: Mosquitto, mqtt_subscribe: Subscribe, table_id: str, tmp_path: Path
+) -> None:
+    """A pawn left on the last rank and pressed is an illegal move (2018 7.5.2); the queen put
+    in its place afterwards is the promotion, a move with its press already behind it. The
+    retained game showing it goes out with the move, not on a timer: it reaches a subscriber
+    before the answer to a request sent once the move was seen."""
+    from tests.integration.test_commands import ask, body, started
+
+    async with (
+        DgtEmulator(position=PROMOTE, speed=SPEED) as emu,
+        mqtt_subscribe(mosquitto, f"chessbridge/1/table/{table_id}/#") as sub,
+        daemon(f"dgt:{emu.path}", table_id, mosquitto.url, tmp_path / "state"),
+    ):
+        await started(sub)
+        emu.set_clock(600, 600, running=press_side(chess.WHITE))
+        answer = await ask(sub, table_id, "set_position", body(fen=PROMOTE))
+        assert answer["status"] == "ok", answer
+        await emu.lift("c7")
+        await emu.place("c8", "P")
+        await emu.press(press_side(chess.WHITE))
+        await sub.wait_for(lambda _: bool(sub.on("event/alert")), within=10)
+        assert payloads_on(sub, "event/alert")[0]["data"]["article"] == "7.5.2"
+        await emu.lift("c8")
+        await emu.place("c8", "Q")
+        await sub.wait_for(lambda _: bool(sub.on("event/move")), within=10)
+        [move] = payloads_on(sub, "event/move")
+        assert move["data"]["uci"] == "c7c8q"
+
+        # Something the daemon answers only after the move was seen: the game goes before it.
+        await ask(sub, table_id, "takeback", b"not json")
+        await sub.wait_for(lambda _: game_moves(sub) == ["c7c8q"], within=10)
+        prefix = f"chessbridge/1/table/{table_id}/"
+        order: list[object] = []
+        for message in sub.messages:
+            suffix = message.topic.value.removeprefix(prefix)
+            if suffix == "game":
+                uci = json.loads(bytes(message.payload))["data"]["moves"]["uci"]
+                order.append(("game", tuple(uci)))
+            else:
+                order.append(suffix)
+        assert order.index(("game", ("c7c8q",))) < order.index("response/takeback"), order

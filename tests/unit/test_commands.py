@@ -503,6 +503,8 @@ def test_assign_replaces_the_whole_assignment() -> None:
         black="Nepomniachtchi, Ian",
         white_fide_id=1503014,
         black_fide_id=4168119,
+        white_rating=2855,
+        black_rating=2782,
         event="World Championship",
         round="6",
         board=1,
@@ -513,6 +515,8 @@ def test_assign_replaces_the_whole_assignment() -> None:
         "black": "Nepomniachtchi, Ian",
         "white_fide_id": 1503014,
         "black_fide_id": 4168119,
+        "white_rating": 2855,
+        "black_rating": 2782,
         "event": "World Championship",
         "round": "6",
         "board": 1,
@@ -523,6 +527,8 @@ def test_assign_replaces_the_whole_assignment() -> None:
         "black": "Nepomniachtchi, Ian",
         "white_fide_id": "1503014",
         "black_fide_id": "4168119",
+        "white_rating": "2855",
+        "black_rating": "2782",
     }
     minimal = run("assign", request(white="A", black="B"), arbiter, outcome.assignment)
     assert minimal.assignment == Assignment(white="A", black="B")

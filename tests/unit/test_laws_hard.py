@@ -12,7 +12,7 @@ from __future__ import annotations
 import chess
 import pytest
 
-from bridge.arbiter.facts import CompletedBy, Fact
+from bridge.arbiter.facts import CompletedBy, Fact, TouchReported
 from drivers.choreography import Lift, Place, Step
 from tests.unit.test_laws import BOTH, Table, alerts, moves, results
 
@@ -960,4 +960,135 @@ def test_lifting_a_piece_off_a_square_reported_displaced_is_no_touch() -> None:
     facts = table.do([Lift(chess.C3), Place(chess.C1, P("B"))], interval=0.5)
     facts += table.do([Lift(chess.E7), Place(chess.E5, P("p"))]) + table.press(chess.BLACK)
     assert [m.san for m in moves(facts)] == ["e5"]
+    assert kinds(facts) == []
+
+
+# -- 12. trust at the edges -------------------------------------------------------------------
+
+
+def test_2018_a_press_without_a_move_after_an_unpromoted_pawn_is_the_second_illegal_move() -> None:
+    # 7.5.2: the pawn left on c8 and pressed is illegal move 1; it is replaced by a queen, Black
+    # takes it and presses; White presses without a move: 7.5.3, illegal move 2, 0-1 (7.5.5).
+    table = Table(PROMOTE)
+    table.do([Lift(chess.C7), Place(chess.C8, P("P"))])
+    first = table.press(chess.WHITE)
+    assert [(a.article, a.details["count"]) for a in alerts(first, "illegal_move")] == [
+        ("7.5.2", 1)
+    ]
+    facts = table.do([Lift(chess.C8), Place(chess.C8, P("Q"))]) + table.wait(1.0)
+    [queen] = moves(facts)
+    assert (queen.san, queen.completed_by) == ("c8=Q", CompletedBy.CLOCK)
+    # Black takes the queen, victim first: his touch, and no press of White's was awaited.
+    facts = table.do([Lift(chess.C8), Lift(chess.D8), Place(chess.C8, P("r"))])
+    facts += table.wait(1.0) + table.press(chess.BLACK)
+    assert [m.san for m in moves(facts)] == ["Rxc8"]
+    [victim] = [t for t in facts if isinstance(t, TouchReported) and t.square == chess.C8][:1]
+    assert victim.meaning == "opponent's queen touched by the player having the move"
+    assert alerts(facts) == []
+    facts = table.press(chess.WHITE)
+    assert [(a.kind, a.color) for a in alerts(facts)] == [("illegal_move", chess.WHITE)]
+    [alert] = alerts(facts)
+    assert (alert.article, alert.details["count"]) == ("7.5.3", 2)
+    [ended] = results(facts)
+    assert (ended.result, ended.article) == ("0-1", "7.5.5")
+
+
+@pytest.mark.parametrize(("edition", "article"), [("fide-1997", "4.3(a)"), ("fide-2018", "4.3.1")])
+def test_a_king_without_castling_rights_touched_then_a_rook_moved_is_touch_move(
+    edition: str, article: str
+) -> None:
+    # No castling right: touching the king and then a rook is no castling (4.4); the king was
+    # the first piece touched and had to move (4.3).
+    table = Table(NO_RIGHTS, edition)
+    table.do([Lift(chess.E1), Place(chess.E1, P("K"))], interval=0.5)
+    facts = table.do([Lift(chess.H1), Place(chess.G1, P("R"))]) + table.press(chess.WHITE)
+    assert [m.san for m in moves(facts)] == ["Rg1"]
+    [alert] = alerts(facts)
+    assert (alert.kind, alert.article, alert.details["square"]) == ("touch_move", article, "e1")
+    assert alert.details["obligation"] == "move"
+    assert "castl" not in alert.message
+    assert "the king had to move" in alert.message
+
+
+@BOTH
+@pytest.mark.parametrize("move_first", [False, True])
+def test_a_knocked_board_pressed_still_displaced_is_reported_once(
+    edition: str, move_first: bool
+) -> None:
+    table = Table(rules_label=edition)
+    squares = [chess.B1, chess.B2, chess.C2]
+    facts = table.do([Lift(sq) for sq in squares], interval=0.015) + table.wait(0.5)
+    [alert] = alerts(facts)
+    assert (alert.kind, alert.details["squares"]) == ("displaced_pieces", ["b1", "b2", "c2"])
+    facts = table.do([Lift(chess.E2), Place(chess.E4, P("P"))]) if move_first else []
+    facts += table.press(chess.WHITE)
+    assert [m.san for m in moves(facts)] == (["e4"] if move_first else [])
+    assert alerts(facts) == []
+
+
+BACK_RANK = "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 30"
+
+
+@pytest.mark.parametrize(
+    ("edition", "article", "ends"), [("fide-1997", "5.1(a)", True), ("fide-2018", "5.1.1", False)]
+)
+def test_a_checkmate_made_in_breach_of_touch_move(edition: str, article: str, ends: bool) -> None:
+    # 2018 5.1.1: checkmate ends the game only if the mating move was in accordance with Articles
+    # 3 and 4.2-4.7; 1997 5.1(a) asks for a legal move, which a touch-move breach still is.
+    table = Table(BACK_RANK, edition)
+    table.do([Lift(chess.G2), Place(chess.G2, P("P"))], interval=0.5)
+    facts = table.do([Lift(chess.A1), Place(chess.A8, P("R"))]) + table.press(chess.WHITE)
+    assert [m.san for m in moves(facts)] == ["Ra8#"]
+    [alert] = alerts(facts)
+    assert (alert.kind, alert.details["square"]) == ("touch_move", "g2")
+    if ends:
+        [ended] = results(facts)
+        assert (ended.result, ended.article) == ("1-0", article)
+        return
+    assert results(facts) == []
+    assert f"Art. {article}" in alert.message
+    assert "arbiter" in alert.message
+    ended = table.arbiter.set_result("1-0", "checkmate", article, table.now)
+    assert ended.result == "1-0"
+    assert table.arbiter.result == ended
+
+
+@pytest.mark.parametrize(("edition", "article"), [("fide-1997", "4.6(b)"), ("fide-2018", "4.6.2")])
+@pytest.mark.parametrize("instead", ["Kf1", "Ng5"])
+def test_a_king_released_on_its_castling_square_then_moved_on(
+    edition: str, article: str, instead: str
+) -> None:
+    # The king released on g1 while castling short is legal: castling on that side is obliged.
+    table = Table(CASTLE, edition)
+    table.do([Lift(chess.E1), Place(chess.G1, P("K"))])
+    table.wait(1.0)
+    if instead == "Kf1":
+        steps: list[Step] = [Lift(chess.G1), Place(chess.F1, P("K"))]
+    else:
+        steps = [Lift(chess.G1), Place(chess.E1, P("K")), Lift(chess.F3), Place(chess.G5, P("N"))]
+    facts = table.do(steps) + table.press(chess.WHITE)
+    assert [m.san for m in moves(facts)] == [instead]  # the board is the truth
+    [alert] = alerts(facts)
+    assert (alert.kind, alert.article, alert.color) == ("released_piece_moved", article, True)
+    uci = table.board.parse_san(instead).uci()
+    assert (alert.details["released_on"], alert.details["move"]) == ("g1", uci)
+    assert alert.details["obligation"] == "castle with the rook on h1"
+    assert f"Art. {article}" in alert.message
+
+
+def test_a_king_put_on_its_castling_square_and_castling_is_no_breach() -> None:
+    table = Table(CASTLE)
+    facts = table.do(white_castles(True)) + table.press(chess.WHITE)
+    assert [m.san for m in moves(facts)] == ["O-O"]
+    assert kinds(facts) == []
+
+
+def test_a_king_on_its_castling_square_when_castling_is_illegal_obliges_nothing_more() -> None:
+    # Castling short is illegal (f1 attacked): a king put on g1 is no castling to oblige; the
+    # king moves anyway (1997 4.4 b, 2018 4.4.3 when the rook was touched).
+    table = Table(THROUGH_CHECK)
+    table.do([Lift(chess.E1), Place(chess.G1, P("K"))])
+    table.wait(1.0)
+    facts = table.do([Lift(chess.G1), Place(chess.D2, P("K"))]) + table.press(chess.WHITE)
+    assert [m.san for m in moves(facts)] == ["Kd2"]
     assert kinds(facts) == []

@@ -40,7 +40,7 @@ def test_the_one_line_is_found(played: str) -> None:
 def test_six_and_eight_plies_in_some_order_are_found_and_not_guessed(played: str) -> None:
     start = opening()
     line = tuple(after(start, played).move_stack[len(start.move_stack) :])
-    found = lines.search(start, squares_of(after(start, played)))
+    found = lines.search(start, squares_of(after(start, played)), budget=10_000)
     assert not found.exhausted
     assert found.plies == len(line)
     assert len(found.lines) == 2  # the moves in another order: the board cannot tell

@@ -62,6 +62,7 @@ def test_a_whole_game_reads_back_with_the_same_moves_clocks_and_headers() -> Non
         black="Duke Karl of Brunswick",
         white_fide_id=1,
         black_fide_id=2,
+        white_rating=2690,
         event="Paris Opera",
         round="3",
         board=7,
@@ -81,6 +82,8 @@ def test_a_whole_game_reads_back_with_the_same_moves_clocks_and_headers() -> Non
     assert headers["Black"] == "Duke Karl of Brunswick"
     assert headers["WhiteFideId"] == "1"
     assert headers["BlackFideId"] == "2"
+    assert headers["WhiteElo"] == "2690"
+    assert "BlackElo" not in headers  # no rating assigned: no header (lichess reads "?" as none)
     assert headers["Result"] == "1-0"
     assert headers["Termination"] == "normal"
     assert headers["Table"] == "t1"

@@ -165,3 +165,29 @@ def test_an_arbiter_without_a_clock_is_not_needed_for_one_line() -> None:
     table = HandFed(arbiter)
     facts = read(table, board_after("e4 e5 Bc4"))
     assert reconstructed(facts) == ["e4", "e5", "Bc4"]
+
+
+def test_a_capture_under_way_at_the_restart_is_a_hand_at_work() -> None:
+    """One ply made unheard; White has the knight he takes and his bishop in his hands."""
+    table = restarted()
+    played = board_after("a6", table.board)
+    played.remove_piece_at(chess.C6)
+    facts = read(table, played, in_hand=chess.B5)
+    assert reconstructed(facts) == ["a6"]
+    assert table.arbiter.state.name != "MISMATCH"
+    facts = table.do([Place(chess.C6, chess.Piece(chess.BISHOP, chess.WHITE))])
+    assert [(m.san, m.completed_by) for m in moves(facts)] == [("Bxc6", CompletedBy.RELEASE)]
+    assert alerts(table.facts + table.wait(HELD_AFTER)) == []
+
+
+def test_pieces_missing_at_the_restart_are_given_longer_before_the_alert() -> None:
+    """Two rooks off the board (knocked, or in hands): said once, after the longer wait."""
+    table = restarted(clock=False)
+    board = table.board.copy()
+    board.remove_piece_at(chess.A8)
+    board.remove_piece_at(chess.H1)
+    facts = read(table, board) + table.wait(MISMATCH_AFTER + 0.5)
+    assert alerts(facts) == []
+    facts = table.wait(HELD_AFTER - MISMATCH_AFTER)
+    [alert] = alerts(facts)
+    assert alert.details["squares"] == ["h1", "a8"]

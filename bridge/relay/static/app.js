@@ -186,6 +186,7 @@ function route() {
   const match = location.hash.match(/^#\/table\/(.+)$/);
   selected = match ? decodeURIComponent(match[1]) : null;
   $("room").hidden = Boolean(selected);
+  $("round").hidden = Boolean(selected) || !me.csrf;
   $("detail").hidden = !selected;
   if (selected) loadDetail();
 }
@@ -198,6 +199,70 @@ function drawAccount() {
   $("read-only").hidden = me.enabled;
   $("me").textContent = me.name ? `signed in as ${me.name}` : "";
   $("actions").hidden = !me.csrf;
+  $("round").hidden = Boolean(selected) || !me.csrf;
+}
+
+// -- a round: the pairings file to the tables (docs/rounds.md) ---------------------------------
+
+let roundAsked = null;         // what the last preview showed: the start sends the same
+
+async function roundBody() {
+  const file = $("round-file").files[0];
+  const pasted = $("round-text").value;
+  const body = {
+    pairings: file ? await file.text() : pasted,
+    name: file ? file.name : "pasted CSV",
+    round: Number($("round-number").value),
+    venue: $("round-venue").value.trim() || null,
+    new_games: $("round-new-games").checked,
+  };
+  return body;
+}
+
+function drawRound(data, started) {
+  $("round-error").hidden = true;
+  $("round-rows").replaceChildren(...data.rows.map((row) => {
+    const rating = (r) => (r ? ` (${r})` : "");
+    const said = (started ? row.said : row.said === "unchanged" ? "unchanged" : "will assign"
+      + (row.seen ? "" : " (table not seen)")) + (row.forfeit ? `; forfeit ${row.forfeit} in the file` : "");
+    return el("tr", { class: row.ok ? "ok" : "not", "data-board": String(row.board) },
+      el("td", {}, String(row.board)), el("td", {}, row.table),
+      el("td", {}, row.white + rating(row.whiteRating)), el("td", {}, row.black + rating(row.blackRating)),
+      el("td", {}, said));
+  }));
+  $("round-table").hidden = false;
+  $("round-unpaired").replaceChildren(...data.unpaired.map((u) => el("li", {}, `no board: ${u.name} (${u.why})`)));
+  $("round-summary").textContent = started ? data.summary
+    : `round ${data.round}: ${data.rows.length} boards, nothing sent yet`;
+}
+
+function roundError(text) {
+  $("round-error").textContent = text;
+  $("round-error").hidden = false;
+  $("round-table").hidden = true;
+  $("round-unpaired").replaceChildren();
+  $("round-summary").textContent = "";
+  $("round-start").disabled = true;
+  roundAsked = null;
+}
+
+async function roundPreview() {
+  const body = await roundBody();
+  const { answer, data } = await post("/api/round/preview", body, me.csrf);
+  if (!answer.ok) { roundError(data.error || String(answer.status)); return; }
+  roundAsked = body;
+  drawRound(data, false);
+  $("round-start").disabled = false;
+}
+
+async function roundStart() {
+  if (!roundAsked) return;
+  const body = { ...roundAsked, new_games: $("round-new-games").checked };
+  $("round-start").disabled = true;
+  $("round-summary").textContent = "sending…";
+  const { answer, data } = await post("/api/round/start", body, me.csrf);
+  if (!answer.ok) { roundError(data.error || String(answer.status)); return; }
+  drawRound(data, true);
 }
 
 async function post(url, body, csrf) {
@@ -269,6 +334,11 @@ function wire() {
     if (Number.isNaN(white) || Number.isNaN(black)) { say("clock times are h:mm:ss or m:ss"); return; }
     act(selected, "adjust_clock", { white, black, running: form.running.value || null });
   });
+  $("form-round").addEventListener("submit", (event) => { event.preventDefault(); roundPreview(); });
+  $("round-start").addEventListener("click", roundStart);
+  for (const id of ["round-file", "round-text", "round-venue", "round-number"]) {
+    $(id).addEventListener("input", () => { $("round-start").disabled = true; roundAsked = null; });
+  }
   window.addEventListener("hashchange", route);
 }
 
