@@ -111,7 +111,12 @@ def test_the_results_csv_reads_back_as_pairings(
         BoardResult(
             board=board,
             table=f"b{board}",
-            white=Player(white, fide_id=None if fide is None else fide + board, rating=rating),
+            # Unique per board: one FIDE id on two boards is a player paired twice.
+            white=Player(
+                white,
+                fide_id=None if fide is None else (fide % 100_000) * 100 + board,
+                rating=rating,
+            ),
             black=Player(black, rating=rating),
             result=result,
             reason=None,
