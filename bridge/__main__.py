@@ -248,7 +248,8 @@ def _add_send(sub: Subparsers) -> None:
         "print the table's response as JSON. Exit 0 when the table accepted it, 1 when it "
         "refused it or did not answer, 2 for a command that cannot be sent.",
         epilog="Examples: chessbridge send t042 ack_alert id=3 | chessbridge send t042 "
-        "set_result result=1-0 'reason=Black resigned' | chessbridge send t042 takeback plies=2. "
+        "set_result result=1-0 'reason=Black resigned' | chessbridge send t042 takeback plies=2 "
+        "| chessbridge send t042 reconstruct moves='c8g4 d4e5 g4f3' (a list: space-separated). "
         "The fields of each command: docs/commands.md.",
     )
     send.add_argument("table", metavar="TABLE", help="table id")
