@@ -76,6 +76,20 @@ def mosquitto_binary() -> str:
     )
 
 
+def end_process(process: subprocess.Popen[bytes], sig: signal.Signals) -> None:
+    """Send ``sig`` to a server the tests started, wait for it (killed if it lingers), and
+    close its stderr."""
+    if process.poll() is None:
+        process.send_signal(sig)
+        try:
+            process.wait(_STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    if process.stderr is not None:
+        process.stderr.close()
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -210,17 +224,8 @@ class Mosquitto:
 
     def _end(self, sig: signal.Signals) -> None:
         process, self._process = self._process, None
-        if process is None:
-            return
-        if process.poll() is None:
-            process.send_signal(sig)
-            try:
-                process.wait(_STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        if process.stderr is not None:
-            process.stderr.close()
+        if process is not None:
+            end_process(process, sig)
 
 
 def _passwd_binary() -> str:

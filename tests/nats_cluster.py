@@ -30,10 +30,9 @@ from pathlib import Path
 import aiomqtt
 import pytest
 
-from tests.conftest import free_port
+from tests.conftest import end_process, free_port
 
 _START_TIMEOUT = 60.0
-_STOP_TIMEOUT = 10.0
 NATS_CANDIDATES = ("/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server")
 
 
@@ -203,17 +202,8 @@ mqtt {{
 
     def _end(self, sig: signal.Signals) -> None:
         process, self._process = self._process, None
-        if process is None:
-            return
-        if process.poll() is None:
-            process.send_signal(sig)
-            try:
-                process.wait(_STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        if process.stderr is not None:
-            process.stderr.close()
+        if process is not None:
+            end_process(process, sig)
 
 
 @dataclass(frozen=True)

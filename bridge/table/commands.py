@@ -385,16 +385,9 @@ def _ack_alert(request: AckAlert, ctx: _Context) -> CommandOutcome:
 
 
 def _assign(request: Assign, ctx: _Context) -> CommandOutcome:
+    # Every field of the assignment is the request's (the same names, as in ``_new_game``).
     assignment = Assignment(
-        white=request.white,
-        black=request.black,
-        white_fide_id=request.white_fide_id,
-        black_fide_id=request.black_fide_id,
-        white_rating=request.white_rating,
-        black_rating=request.black_rating,
-        event=request.event,
-        round=request.round,
-        board=request.board,
+        **{name: getattr(request, name) for name in Assignment.__struct_fields__}
     )
     return ctx.ok(msgspec.structs.asdict(assignment), game_changed=True, assignment=assignment)
 
