@@ -225,41 +225,40 @@ class Game:
         now: float,
     ) -> list[Fact]:
         """A sensor event while a move is pending: does it show that move released (4.7)?"""
-        game = self
         facts: list[Fact] = []
         # Whose hand: the piece put down, or else the piece lifted.
         hand = piece if piece is not None else old
         assert hand is not None
-        opponent = hand.color != game.board.turn
+        opponent = hand.color != self.board.turn
         if cand is not None and not cand.revision:
-            if opponent and square not in _squares_of(cand.move, game.board):
+            if opponent and square not in _squares_of(cand.move, self.board):
                 # The opponent starts touching: the candidate had been released (4.7).
-                game.candidate = None
+                self.candidate = None
                 facts.extend(self.record_move(cand.move, cand.revision, CompletedBy.RELEASE, now))
             elif piece is None and (
                 square == cand.move.to_square
-                or (not opponent and square not in _squares_of(cand.move, game.board))
+                or (not opponent and square not in _squares_of(cand.move, self.board))
             ):
                 # Sliding on, or taken by the opponent; or another of the mover's pieces lifted:
                 # by the opponent taking it first (the candidate was released), or by the mover
                 # (he puts it back). Later events say.
-                game.suspended = cand
-                game.suspended_touches = len(game.ply.touches)
+                self.suspended = cand
+                self.suspended_touches = len(self.ply.touches)
         elif suspended is not None and opponent:
             if piece is None:
                 # An opponent's piece lifted: his capture of the moved piece, or the mover taking
                 # a victim on his way. What is put down next tells.
-                game.suspended = suspended
+                self.suspended = suspended
             else:
                 # The opponent puts a piece down: the pending move had been released (4.7), and
                 # the lifts since it was suspended were his.
-                touches = game.ply.touches
-                mark = game.suspended_touches
-                game.ply.touches = touches[:mark]
+                touches = self.ply.touches
+                mark = self.suspended_touches
+                self.ply.touches = touches[:mark]
                 facts.extend(
                     self.record_move(suspended.move, suspended.revision, CompletedBy.RELEASE, now)
                 )
-                game.ply.touches = touches[mark:]
+                self.ply.touches = touches[mark:]
         return facts
 
     def _mate_in_breach(
