@@ -1,6 +1,9 @@
 """Many tables on one host and one broker: start after a power cut, CPU per move, latency.
 
-For each size N (``--sizes``, default 10 50 100), on a private Mosquitto of its own:
+For each size N (``--sizes``, default 10 50 100), on a private broker of its own: one
+Mosquitto, or (``--brokers cluster``) three NATS Server nodes with every table given the three
+nodes' list starting at a node of its own (bench/brokers.py); ``--brokers mosquitto cluster``
+measures both in one invocation and prints them side by side:
 
 0. **One daemon alone**: spawned, timed to its ``online`` and stopped: the baseline the power
    on and the power cut are divided by.
@@ -13,9 +16,10 @@ For each size N (``--sizes``, default 10 50 100), on a private Mosquitto of its 
    its release (not ambiguous), its latency: the emulator writing its last place → the
    subscriber holding the ``event/move``, and beside it, every 0.5 s, a bare QoS 1 publish →
    receive of a move's size on the same broker and subscriber: the moves' p50 and p99 are
-   printed as ratios to the bare ones. CPU per move: the daemons' CPU time over the play
-   (``/proc/<pid>/task/*/schedstat``) over the moves made; the broker's and this process's CPU
-   over the play, in % of one core.
+   printed as ratios to the bare ones (the subscriber and the bare publisher on the first node of
+   a cluster, whatever node a table is on). CPU per move: the daemons' CPU time over the play
+   (``/proc/<pid>/task/*/schedstat``) over the moves made; the broker's (all its nodes') and
+   this process's CPU over the play, in % of one core.
 3. **Power cut**: every daemon killed at once (SIGKILL), then N started again at once on their
    state directories (a restart resumes its game): the time until every table is ``online``
    again (each ``online`` counted only if it arrived after the restart began).
@@ -39,7 +43,7 @@ machine: the daemons, the broker and the boards' emulation share its cores, so a
 measures what the host can carry. Figures only: this program asserts nothing.
 
     python -m bench.fleet_bench [--sizes N ...] [--play S] [--interval S] [--jitter S]
-                                [--boards-ahead STEPS]
+                                [--boards-ahead STEPS] [--brokers mosquitto cluster]
 """
 
 from __future__ import annotations
@@ -65,15 +69,8 @@ import aiomqtt
 import chess
 import msgspec
 
-from bench.latency_bench import (
-    compile_bytecode,
-    daemon_command,
-    do,
-    mosquitto_version,
-    pick_move,
-    private_broker_process,
-    split_url,
-)
+from bench import brokers
+from bench.latency_bench import compile_bytecode, daemon_command, do, pick_move
 from bench.snapshot_bench import cpu_ns
 from bridge.arbiter.positions import is_ambiguous
 from drivers.choreography import steps
@@ -149,6 +146,8 @@ class Table:
     name: str
     emu: DgtEmulator
     state_dir: Path
+    broker: str = ""
+    """Its ``--broker`` value (on a cluster, the nodes starting at its own)."""
     proc: asyncio.subprocess.Process | None = None
     board: chess.Board = field(default_factory=chess.Board)
     rng: random.Random = field(default_factory=random.Random)
@@ -164,11 +163,11 @@ RESTART_SEC: Final = 5.0
 """As the systemd unit's ``Restart=on-failure`` with ``RestartSec=5s``."""
 
 
-async def supervise(table: Table, broker: str, config: Path | None) -> None:
+async def supervise(table: Table, config: Path | None) -> None:
     """Start the table's daemon and, like systemd, start it again 5 s after it fails (until
     cancelled: a power cut or the end cancel this first)."""
     while True:
-        await spawn(table, broker, config)
+        await spawn(table, config)
         assert table.proc is not None
         code = await table.proc.wait()
         if code == 0:
@@ -189,7 +188,7 @@ async def power_off(tables: list[Table], supervisors: list[asyncio.Task[None]]) 
     await asyncio.gather(*(t.proc.wait() for t in tables if t.proc is not None))
 
 
-async def spawn(table: Table, broker: str, config: Path | None) -> None:
+async def spawn(table: Table, config: Path | None) -> None:
     argv = [
         *(["nice", "-n", str(table.behind)] if table.behind else []),
         *daemon_command(),
@@ -199,7 +198,7 @@ async def spawn(table: Table, broker: str, config: Path | None) -> None:
         "--table",
         table.name,
         "--broker",
-        broker,
+        table.broker,
         "--state-dir",
         str(table.state_dir),
     ]
@@ -270,12 +269,12 @@ async def bare_mqtt(pub: aiomqtt.Client, seen: Seen, until: float) -> list[float
     return [seen.bare[n] - t0 for n, t0 in sent.items() if n in seen.bare]
 
 
-async def alone(table: Table, seen: Seen, broker: str, config: Path | None) -> float:
+async def alone(table: Table, seen: Seen, config: Path | None) -> float:
     """Seconds from spawning ``table``'s daemon, the only one, to its ``online``; stopped after.
     The baseline of a fleet's power on, measured in the same run on the same broker."""
     loop = asyncio.get_running_loop()
     began = loop.time()
-    await spawn(table, broker, config)
+    await spawn(table, config)
     last, missing = await seen.all_online([table.name], began)
     assert table.proc is not None
     table.proc.send_signal(signal.SIGTERM)
@@ -343,134 +342,145 @@ def quantile(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
 
 
-async def fleet(size: int, args: argparse.Namespace) -> dict[str, float]:
+def cpu_s(pids: tuple[int, ...]) -> float:
+    return sum(proc_cpu_s(pid) for pid in pids)
+
+
+async def fleet(size: int, kind: brokers.Kind, args: argparse.Namespace) -> dict[str, float]:
+    async with brokers.running(kind) as broker:
+        with tempfile.TemporaryDirectory(prefix="bench-fleet-") as tmp:
+            return await fleet_on(broker, Path(tmp), size, args)
+
+
+async def fleet_on(
+    broker: brokers.Broker, tmp: Path, size: int, args: argparse.Namespace
+) -> dict[str, float]:
     loop = asyncio.get_running_loop()
     result: dict[str, float] = {}
-    with (
-        private_broker_process() as (broker, broker_pid),
-        tempfile.TemporaryDirectory(prefix="bench-fleet-") as tmp,
-    ):
-        host, port = split_url(broker)
-        config: Path | None = None
-        if args.jitter:
-            config = Path(tmp) / "chessbridge.toml"
-            config.write_text(f"[broker]\nconnect_jitter = {args.jitter}\n")
-        tables: list[Table] = []
-        async with contextlib.AsyncExitStack() as stack:
-            behind = stack.enter_context(boards_ahead(args.boards_ahead))  # the broker started
+    host, port = broker.first
+    config: Path | None = None
+    if args.jitter:
+        config = tmp / "chessbridge.toml"
+        config.write_text(f"[broker]\nconnect_jitter = {args.jitter}\n")
+    tables: list[Table] = []
+    async with contextlib.AsyncExitStack() as stack:
+        behind = stack.enter_context(boards_ahead(args.boards_ahead))  # the broker started
+        emu = await stack.enter_async_context(DgtEmulator())
+        (tmp / "solo").mkdir()
+        solo = Table("solo", emu, tmp / "solo", broker.url_for(0), behind=behind)
+        for number in range(size):
             emu = await stack.enter_async_context(DgtEmulator())
-            (Path(tmp) / "solo").mkdir()
-            solo = Table("solo", emu, Path(tmp) / "solo", behind=behind)
-            for number in range(size):
-                emu = await stack.enter_async_context(DgtEmulator())
-                name = f"f{number:03d}"
-                state_dir = Path(tmp) / name
-                state_dir.mkdir()
-                table = Table(name, emu, state_dir, rng=random.Random(number), behind=behind)
-                tables.append(table)
-            sub = await stack.enter_async_context(
-                aiomqtt.Client(host, port, identifier=f"bench-{uuid.uuid4().hex[:8]}")
+            name = f"f{number:03d}"
+            state_dir = tmp / name
+            state_dir.mkdir()
+            table = Table(
+                name,
+                emu,
+                state_dir,
+                broker.url_for(number),
+                rng=random.Random(number),
+                behind=behind,
             )
-            await sub.subscribe("chessbridge/1/table/+/status", qos=1)
-            await sub.subscribe("chessbridge/1/table/+/event/move", qos=1)
-            await sub.subscribe("bench/bare/#", qos=1)
-            pub = await stack.enter_async_context(
-                aiomqtt.Client(host, port, identifier=f"bench-pub-{uuid.uuid4().hex[:8]}")
+            tables.append(table)
+        sub = await stack.enter_async_context(
+            aiomqtt.Client(host, port, identifier=f"bench-{uuid.uuid4().hex[:8]}")
+        )
+        await sub.subscribe("chessbridge/1/table/+/status", qos=1)
+        await sub.subscribe("chessbridge/1/table/+/event/move", qos=1)
+        await sub.subscribe("bench/bare/#", qos=1)
+        pub = await stack.enter_async_context(
+            aiomqtt.Client(host, port, identifier=f"bench-pub-{uuid.uuid4().hex[:8]}")
+        )
+        seen = Seen()
+        collector = asyncio.create_task(seen.collect(sub))
+        names = [table.name for table in tables]
+        supervisors: list[asyncio.Task[None]] = []
+        try:
+            # 0. one daemon alone: the baseline of the power on
+            result["one daemon alone, online (s)"] = await alone(solo, seen, config)
+            # 1. power on
+            began = loop.time()
+            supervisors = [asyncio.create_task(supervise(table, config)) for table in tables]
+            last, missing = await seen.all_online(names, began)
+            result["first start, all online (s)"] = last - began
+            result["first start, all online / one alone"] = (last - began) / result[
+                "one daemon alone, online (s)"
+            ]
+            result["first start, daemons restarted"] = sum(t.restarts for t in tables)
+            result["first start, not online"] = len(missing)
+            why_restarted(tables)
+            explain(tables, missing)
+            for table in tables:
+                table.emu.set_clock(3600, 3600, running=WHITE_SIDE)
+            await asyncio.sleep(1.0)
+            # 2. play
+            pids = [table.proc.pid for table in tables if table.proc is not None]
+            daemons_before = sum(cpu_ns(pid) for pid in pids)
+            broker_before = cpu_s(broker.pids)
+            self_before = time.process_time()
+            started = loop.time()
+            out = Play()
+            until = started + args.play
+            bare_task = asyncio.create_task(bare_mqtt(pub, seen, until))
+            await asyncio.gather(
+                *(play_table(table, seen, args.interval, until, out) for table in tables)
             )
-            seen = Seen()
-            collector = asyncio.create_task(seen.collect(sub))
-            names = [table.name for table in tables]
-            supervisors: list[asyncio.Task[None]] = []
-            try:
-                # 0. one daemon alone: the baseline of the power on
-                result["one daemon alone, online (s)"] = await alone(solo, seen, broker, config)
-                # 1. power on
-                began = loop.time()
-                supervisors = [
-                    asyncio.create_task(supervise(table, broker, config)) for table in tables
-                ]
-                last, missing = await seen.all_online(names, began)
-                result["first start, all online (s)"] = last - began
-                result["first start, all online / one alone"] = (last - began) / result[
-                    "one daemon alone, online (s)"
-                ]
-                result["first start, daemons restarted"] = sum(t.restarts for t in tables)
-                result["first start, not online"] = len(missing)
-                why_restarted(tables)
-                explain(tables, missing)
-                for table in tables:
-                    table.emu.set_clock(3600, 3600, running=WHITE_SIDE)
-                await asyncio.sleep(1.0)
-                # 2. play
-                pids = [table.proc.pid for table in tables if table.proc is not None]
-                daemons_before = sum(cpu_ns(pid) for pid in pids)
-                broker_before = proc_cpu_s(broker_pid)
-                self_before = time.process_time()
-                started = loop.time()
-                out = Play()
-                until = started + args.play
-                bare_task = asyncio.create_task(bare_mqtt(pub, seen, until))
-                await asyncio.gather(
-                    *(play_table(table, seen, args.interval, until, out) for table in tables)
+            bare = await bare_task
+            elapsed = loop.time() - started
+            daemons = (sum(cpu_ns(pid) for pid in pids) - daemons_before) / 1e9
+            broker_cpu = cpu_s(broker.pids) - broker_before
+            self_cpu = time.process_time() - self_before
+            result["moves"] = out.moves
+            result["moves not received"] = out.missing
+            result["daemons' CPU per move (ms)"] = 1e3 * daemons / max(out.moves, 1)
+            result["daemons' CPU (% of a core)"] = 100 * daemons / elapsed
+            result["broker CPU (% of a core)"] = 100 * broker_cpu / elapsed
+            result["bench process CPU (% of a core)"] = 100 * self_cpu / elapsed
+            if len(out.latencies) >= 2 and len(bare) >= 2:
+                result["latency samples"] = len(out.latencies)
+                result["latency p50 (ms)"] = 1e3 * quantile(out.latencies, 50)
+                result["latency p99 (ms)"] = 1e3 * quantile(out.latencies, 99)
+                result["bare MQTT p50 (ms)"] = 1e3 * quantile(bare, 50)
+                result["bare MQTT p99 (ms)"] = 1e3 * quantile(bare, 99)
+                result["latency / bare MQTT, p50"] = quantile(out.latencies, 50) / quantile(
+                    bare, 50
                 )
-                bare = await bare_task
-                elapsed = loop.time() - started
-                daemons = (sum(cpu_ns(pid) for pid in pids) - daemons_before) / 1e9
-                broker_cpu = proc_cpu_s(broker_pid) - broker_before
-                self_cpu = time.process_time() - self_before
-                result["moves"] = out.moves
-                result["moves not received"] = out.missing
-                result["daemons' CPU per move (ms)"] = 1e3 * daemons / max(out.moves, 1)
-                result["daemons' CPU (% of a core)"] = 100 * daemons / elapsed
-                result["broker CPU (% of a core)"] = 100 * broker_cpu / elapsed
-                result["bench process CPU (% of a core)"] = 100 * self_cpu / elapsed
-                if len(out.latencies) >= 2 and len(bare) >= 2:
-                    result["latency samples"] = len(out.latencies)
-                    result["latency p50 (ms)"] = 1e3 * quantile(out.latencies, 50)
-                    result["latency p99 (ms)"] = 1e3 * quantile(out.latencies, 99)
-                    result["bare MQTT p50 (ms)"] = 1e3 * quantile(bare, 50)
-                    result["bare MQTT p99 (ms)"] = 1e3 * quantile(bare, 99)
-                    result["latency / bare MQTT, p50"] = quantile(out.latencies, 50) / quantile(
-                        bare, 50
-                    )
-                    result["latency / bare MQTT, p99"] = quantile(out.latencies, 99) / quantile(
-                        bare, 99
-                    )
-                # 3. power cut
-                await power_off(tables, supervisors)
-                for table in tables:
-                    table.restarts = 0
-                    table.failures.clear()
-                began = loop.time()
-                supervisors = [
-                    asyncio.create_task(supervise(table, broker, config)) for table in tables
-                ]
-                last, missing = await seen.all_online(names, began)
-                result["after a power cut, all online (s)"] = last - began
-                result["after a power cut, all online / one alone"] = (last - began) / result[
-                    "one daemon alone, online (s)"
-                ]
-                result["after a power cut, daemons restarted"] = sum(t.restarts for t in tables)
-                result["after a power cut, not online"] = len(missing)
-                why_restarted(tables)
-                explain(tables, missing)
-            finally:
-                for task in supervisors:
-                    task.cancel()
-                await asyncio.gather(*supervisors, return_exceptions=True)
-                for table in tables:
-                    if table.proc is not None and table.proc.returncode is None:
-                        table.proc.send_signal(signal.SIGTERM)
-                for table in tables:
-                    if table.proc is not None:
-                        try:
-                            await asyncio.wait_for(table.proc.wait(), 30)
-                        except TimeoutError:
-                            table.proc.kill()
-                            await table.proc.wait()
-                collector.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await collector
+                result["latency / bare MQTT, p99"] = quantile(out.latencies, 99) / quantile(
+                    bare, 99
+                )
+            # 3. power cut
+            await power_off(tables, supervisors)
+            for table in tables:
+                table.restarts = 0
+                table.failures.clear()
+            began = loop.time()
+            supervisors = [asyncio.create_task(supervise(table, config)) for table in tables]
+            last, missing = await seen.all_online(names, began)
+            result["after a power cut, all online (s)"] = last - began
+            result["after a power cut, all online / one alone"] = (last - began) / result[
+                "one daemon alone, online (s)"
+            ]
+            result["after a power cut, daemons restarted"] = sum(t.restarts for t in tables)
+            result["after a power cut, not online"] = len(missing)
+            why_restarted(tables)
+            explain(tables, missing)
+        finally:
+            for task in supervisors:
+                task.cancel()
+            await asyncio.gather(*supervisors, return_exceptions=True)
+            for table in tables:
+                if table.proc is not None and table.proc.returncode is None:
+                    table.proc.send_signal(signal.SIGTERM)
+            for table in tables:
+                if table.proc is not None:
+                    try:
+                        await asyncio.wait_for(table.proc.wait(), 30)
+                    except TimeoutError:
+                        table.proc.kill()
+                        await table.proc.wait()
+            collector.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await collector
     return result
 
 
@@ -491,6 +501,13 @@ def main() -> None:
         metavar="STEPS",
         help="nice steps the boards' emulation runs ahead of the daemons (default 10; 0: shared)",
     )
+    parser.add_argument(
+        "--brokers",
+        nargs="+",
+        choices=brokers.KINDS,
+        default=["mosquitto"],
+        help="one Mosquitto (default), three NATS nodes (cluster), or both side by side",
+    )
     args = parser.parse_args()
     compile_bytecode()
     with boards_ahead(args.boards_ahead) as steps:  # may it? (said once, here)
@@ -498,23 +515,29 @@ def main() -> None:
     print(
         f"chessbridge fleet bench: {platform.python_implementation()} "
         f"{platform.python_version()}, {platform.system()} {platform.machine()}, "
-        f"{os.cpu_count()} CPUs, mosquitto {mosquitto_version()}; "
+        f"{os.cpu_count()} CPUs, {'; '.join(brokers.describe(kind) for kind in args.brokers)}; "
         f"a move every {args.interval:g} s per table for {args.play:g} s; "
         f"connect_jitter {args.jitter:g} s; the boards' emulation {args.boards_ahead} nice "
         "steps ahead of the daemons",
         flush=True,
     )
-    results: dict[int, dict[str, float]] = {}
+    results: dict[str, dict[str, float]] = {}
     for size in args.sizes:
-        results[size] = asyncio.run(fleet(size, args))
-        print(f"N = {size}: " + ", ".join(f"{k} {v:,.2f}" for k, v in results[size].items()))
-        print(flush=True)
+        for kind in args.brokers:
+            column = f"{size} {'M' if kind == 'mosquitto' else 'NATS'}"
+            results[column] = asyncio.run(fleet(size, kind, args))
+            print(
+                f"N = {size} on {kind}: "
+                + ", ".join(f"{k} {v:,.2f}" for k, v in results[column].items())
+            )
+            print(flush=True)
     keys = list(dict.fromkeys(key for result in results.values() for key in result))
-    print(f"{'':44}" + "".join(f"{f'N = {size}':>12}" for size in results))
+    print("columns: tables and broker (M: one Mosquitto; NATS: three NATS nodes)")
+    print(f"{'':44}" + "".join(f"{column:>12}" for column in results))
     for key in keys:
         print(
             f"{key:44}"
-            + "".join(f"{results[size].get(key, float('nan')):12,.2f}" for size in results)
+            + "".join(f"{results[column].get(key, float('nan')):12,.2f}" for column in results)
         )
 
 

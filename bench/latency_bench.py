@@ -114,12 +114,15 @@ def private_broker() -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def private_broker_process() -> Iterator[tuple[str, int]]:
-    """:func:`private_broker`, yielding its URL and its process id."""
+def private_broker_process(extra_config: str = "") -> Iterator[tuple[str, int]]:
+    """:func:`private_broker`, yielding its URL and its process id; ``extra_config``: lines
+    added to its configuration."""
     with tempfile.TemporaryDirectory(prefix="bench-mosquitto-") as directory:
         port = free_port()
         config = Path(directory) / "mosquitto.conf"
-        config.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
+        config.write_text(
+            f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n{extra_config}"
+        )
         proc = subprocess.Popen(
             [mosquitto_binary(), "-c", str(config)],
             stdin=subprocess.DEVNULL,

@@ -78,6 +78,11 @@ class NatsNode:
         return f"{self.host}:{self.port}"
 
     @property
+    def pid(self) -> int:
+        """The running process's id (for its CPU time); 0 when it is not running."""
+        return self._process.pid if self.running and self._process is not None else 0
+
+    @property
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
