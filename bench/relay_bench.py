@@ -1,6 +1,9 @@
 """The relay at scale: N simulated tables on one Mosquitto, the relay, 200 HTTP pollers.
 
-For each size (100, 500, 1,000 tables by default), on a private Mosquitto:
+For each size (100, 500, 1,000 tables by default), on a private broker: one Mosquitto, or
+(``--brokers cluster``) three NATS Server nodes, the relay and the bare subscriber on the first
+node, the tables' publishers spread over the three (bench/brokers.py); ``--brokers mosquitto
+cluster`` measures both in one invocation and prints them side by side:
 
 1. *round start*: every table publishes its status, board and game (retained), each game a few
    moves into its opening; timed until the relay serves all N games in ``/round.pgn``;
@@ -24,7 +27,7 @@ folds. Tables are published by 20 MQTT clients (a venue has one per table; the r
 the same). Figures only: nothing is asserted.
 
     python -m bench.relay_bench [--tables 100 500 1000] [--play 45] [--quiet 10]
-                                [--pollers 200] [--seed S]
+                                [--pollers 200] [--seed S] [--brokers mosquitto cluster]
 """
 
 from __future__ import annotations
@@ -37,11 +40,9 @@ import logging
 import os
 import random
 import signal
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
@@ -50,7 +51,8 @@ import aiohttp
 import aiomqtt
 import chess
 
-from bench.latency_bench import free_port, mosquitto_version, split_url
+from bench import brokers
+from bench.latency_bench import free_port, split_url
 from bridge.wire import payloads
 from tests.relay_feed import TableFeed
 
@@ -162,6 +164,8 @@ def _touches(move: chess.Move) -> tuple[tuple[Literal["lift", "place"], chess.Sq
 @dataclass
 class Run:
     tables: int
+    broker: str
+    """The broker's label: one Mosquitto, or the NATS nodes."""
     moves: int = 0
     messages: int = 0
     start_seconds: float = 0.0
@@ -183,30 +187,8 @@ class Run:
     """The quiet phase: 304s are counted, 200s not."""
 
 
-@contextlib.contextmanager
-def broker() -> Iterator[str]:
-    """A private Mosquitto with the queue a relay of many tables needs."""
-    from bench.latency_bench import mosquitto_binary
-
-    with tempfile.TemporaryDirectory(prefix="bench-relay-mosquitto-") as directory:
-        port = free_port()
-        config = Path(directory) / "mosquitto.conf"
-        config.write_text(
-            f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
-            "max_queued_messages 1000000\nmax_inflight_messages 100\n"
-        )
-        proc = subprocess.Popen(
-            [mosquitto_binary(), "-c", str(config)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            time.sleep(0.3)
-            yield f"mqtt://127.0.0.1:{port}"
-        finally:
-            proc.terminate()
-            proc.wait(TIMEOUT)
+QUEUE: Final = "max_queued_messages 1000000\nmax_inflight_messages 100\n"
+"""Mosquitto's queue as a relay of many tables needs it (NATS keeps QoS 1 in JetStream)."""
 
 
 def proc_stat(pid: int) -> tuple[float, float, float]:
@@ -219,8 +201,13 @@ def proc_stat(pid: int) -> tuple[float, float, float]:
     return cpu, int(memory["VmRSS"]) / 1024, int(memory["VmHWM"]) / 1024
 
 
-async def measure(count: int, args: argparse.Namespace) -> Run:
-    run = Run(tables=count)
+async def measure(count: int, kind: brokers.Kind, args: argparse.Namespace) -> Run:
+    async with brokers.running(kind, QUEUE) as broker:
+        return await measure_on(broker, count, args)
+
+
+async def measure_on(broker: brokers.Broker, count: int, args: argparse.Namespace) -> Run:
+    run = Run(tables=count, broker=broker.label)
     rng = random.Random(args.seed + count)
     tables = [
         Table(TableFeed(f"b{n}", f"b{n}-20260501T140000Z"), random.Random(rng.random()))
@@ -229,7 +216,7 @@ async def measure(count: int, args: argparse.Namespace) -> Run:
     for number, table in enumerate(tables, 1):
         table.feed.assign(white=f"White {number}", black=f"Black {number}", round="1", board=number)
         table.opening()
-    with broker() as url, tempfile.TemporaryDirectory(prefix="bench-relay-") as directory:
+    with tempfile.TemporaryDirectory(prefix="bench-relay-") as directory:
         http_port = free_port()
         stamps = Path(directory) / "stamps.json"
         relay = await asyncio.create_subprocess_exec(
@@ -237,14 +224,14 @@ async def measure(count: int, args: argparse.Namespace) -> Run:
             "-m",
             "bench.relay_bench",
             "--serve",
-            url,
+            broker.url_for(0),
             f"127.0.0.1:{http_port}",
             str(Path(directory) / "state"),
             str(stamps),
             stderr=asyncio.subprocess.DEVNULL,
         )
         base = f"http://127.0.0.1:{http_port}"
-        host, port = split_url(url)
+        host, port = broker.first
         probe: dict[tuple[str, int], float] = {}
         try:
             async with (
@@ -257,7 +244,10 @@ async def measure(count: int, args: argparse.Namespace) -> Run:
                 await until_up(http, base)
                 await listener.subscribe(f"{payloads.TOPIC_ROOT}/table/+/event/move", qos=1)
                 listening = asyncio.create_task(listen(listener, probe))
-                clients = [aiomqtt.Client(host, port, logger=_QUIET) for _ in range(PUBLISHERS)]
+                clients = [
+                    aiomqtt.Client(*split_url(broker.nodes[i % len(broker.nodes)]), logger=_QUIET)
+                    for i in range(PUBLISHERS)
+                ]
                 async with contextlib.AsyncExitStack() as stack:
                     for client in clients:
                         await stack.enter_async_context(client)
@@ -407,19 +397,20 @@ def ratio(values: list[float], baseline: list[float], q: float) -> str:
 
 def report(runs: list[Run], args: argparse.Namespace) -> None:
     python = sys.version.split()[0]
-    print(f"relay_bench: mosquitto {mosquitto_version()}, Python {python}, {os.cpu_count()} cores")
+    software = "; ".join(brokers.describe(kind) for kind in args.brokers)
+    print(f"relay_bench: {software}, Python {python}, {os.cpu_count()} cores")
     every = f"{args.pollers} pollers every {POLL_EVERY:g} s"
     print(f"play {args.play:g} s, quiet {args.quiet:g} s, {every}")
     print()
     print(
-        "| tables | moves | msgs | round start s | lag p50 ms | lag p99 ms | missed "
+        "| broker | tables | moves | msgs | round start s | lag p50 ms | lag p99 ms | missed "
         "| 200 p50 ms | 200 p99 ms | round.pgn KB | 304 p50 ms | 304 p99 ms "
         "| CPU % | RSS MB | peak MB |"
     )
-    print("|" + "---:|" * 15)
+    print("|---|" + "---:|" * 15)
     for r in runs:
         print(
-            f"| {r.tables} | {r.moves} | {r.messages} | {r.start_seconds:.1f} "
+            f"| {r.broker} | {r.tables} | {r.moves} | {r.messages} | {r.start_seconds:.1f} "
             f"| {ms(r.lags, 0.5)} | {ms(r.lags, 0.99)} | {r.missed} "
             f"| {ms(r.full, 0.5)} | {ms(r.full, 0.99)} | {r.size / 1024:.0f} "
             f"| {ms(r.not_modified, 0.5)} | {ms(r.not_modified, 0.99)} "
@@ -430,11 +421,13 @@ def report(runs: list[Run], args: argparse.Namespace) -> None:
         "as ratios measured in the same run: a move from its publish to the relay having folded "
         "it, over the same move to a bare subscriber of the same broker; a 304 over a 200"
     )
-    print("| tables | relay / bare p50 | relay / bare p99 | 304 / 200 p50 | 304 / 200 p99 |")
-    print("|" + "---:|" * 5)
+    print(
+        "| broker | tables | relay / bare p50 | relay / bare p99 | 304 / 200 p50 | 304 / 200 p99 |"
+    )
+    print("|---|" + "---:|" * 5)
     for r in runs:
         print(
-            f"| {r.tables} | {ratio(r.relay_hops, r.bare_hops, 0.5)} "
+            f"| {r.broker} | {r.tables} | {ratio(r.relay_hops, r.bare_hops, 0.5)} "
             f"| {ratio(r.relay_hops, r.bare_hops, 0.99)} "
             f"| {ratio(r.not_modified, r.full, 0.5)} | {ratio(r.not_modified, r.full, 0.99)} |"
         )
@@ -447,11 +440,20 @@ def main() -> int:
     parser.add_argument("--quiet", type=float, default=10.0)
     parser.add_argument("--pollers", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--brokers",
+        nargs="+",
+        choices=brokers.KINDS,
+        default=["mosquitto"],
+        help="one Mosquitto (default), three NATS nodes (cluster), or both side by side",
+    )
     parser.add_argument("--serve", nargs=4, metavar=("BROKER", "HTTP", "STATE", "STAMPS"))
     args = parser.parse_args()
     if args.serve:
         return serve(*args.serve)
-    runs = [asyncio.run(measure(count, args)) for count in args.tables]
+    runs = [
+        asyncio.run(measure(count, kind, args)) for count in args.tables for kind in args.brokers
+    ]
     report(runs, args)
     return 0
 
