@@ -11,12 +11,11 @@ published meanwhile, and the centre's requests still come down.
 What Mosquitto does with the example's settings (its log is in the output of a failure; run
 with ``--log-cli-level=INFO`` for the times):
 
-- NATS refuses the bridge's first CONNECT ("unacceptable protocol version of 132": Mosquitto
-  first offers its bridge flag, ``bridge_try_private``, left at its default); Mosquitto takes
-  the refusal as a lost connection, drops the flag and moves to the next address.
-- With ``round_robin false`` (the default) it goes back to the first address once that
-  accepts a TCP connection (it checks 5 s after connecting to another), so it settles on the
-  first node a few seconds later: the test waits for that (NATS's ``connz``) before the kill.
+- It connects to the first address (the example sets ``try_private false``: NATS
+  refuses Mosquitto's bridge flag, "unacceptable protocol version of 132", and Mosquitto would
+  take that for a lost node and start on the second). With ``round_robin false`` (the default)
+  it goes back to the first address once that accepts a TCP connection again; the test waits
+  until the bridge is on the first node (NATS's ``connz``) before the kill.
 - When its node is lost it tries the next address; NATS may drop that CONNECT while the
   JetStream leaders the killed node held are elected again ("loading session record ...
   timeout"), and the bridge moves on to the third.
