@@ -24,10 +24,12 @@ class Backoff:
         self._delay = low
         self._rng = rng or random.Random()
 
-    def next(self) -> float:
-        """Seconds to wait before the next attempt; each call (until ``reset``) waits longer."""
+    def next(self, *, grow: bool = True) -> float:
+        """Seconds to wait before the next attempt; each call (until ``reset``) waits longer,
+        unless ``grow`` is false (the next call waits as long as this one)."""
         delay = self._delay
-        self._delay = min(delay * 2, self.high)
+        if grow:
+            self._delay = min(delay * 2, self.high)
         return self._rng.uniform(delay / 2, delay)
 
     def reset(self) -> None:

@@ -149,6 +149,12 @@ class Nodes:
         """Whether there is another node to move on to."""
         return self._count > 1
 
+    @property
+    def last(self) -> bool:
+        """Whether the current node is the last of the list (the only one, with one broker):
+        moving on from it starts another pass over the list."""
+        return self._index == self._count - 1
+
     def move_on(self) -> None:
         """The next node in turn (the first again after the last)."""
         self._index = (self._index + 1) % self._count
@@ -170,6 +176,11 @@ async def run_sessions(
     reports each failure, and may raise to give up (a refused login, say). After a failure the
     next connection goes to the next of ``nodes``, unless ``stay(exc)`` (asked before
     ``failed``) says to try the same node again (it refused MQTT 5: not a dead node).
+
+    With several nodes the wait grows once per pass over the list, after its last node, not
+    after each node: a node lost (or, on NATS, refusing subscriptions while its streams elect
+    new leaders) is left for the next one after the short first wait, and the backoff still
+    spaces out the passes when no node answers. With one broker it grows after every failure.
     """
     while not stop.is_set():
         try:
@@ -178,7 +189,7 @@ async def run_sessions(
             if stop.is_set():
                 break
             same = stay is not None and stay(exc)
-            wait = backoff.next()
+            wait = backoff.next(grow=nodes is None or (nodes.last and not same))
             failed(exc, wait)
             if nodes is not None and not same:
                 nodes.move_on()
