@@ -13,7 +13,12 @@ Each kill is watched for 90 s.
   the PUBACKs came again at the pace of before;
 * a *moving* client on the killed node, with the other two nodes' URLs to go on to (as
   ``--broker`` with a list, reconnecting at once and then every 0.5 s), reports the time from
-  the kill to its first acknowledged publish through another node.
+  the kill to its first acknowledged publish through another node;
+* a *relay* (``run_relay``, in this process) given the nodes' list starting at the killed
+  node, reports the time from the kill to its subscription granted again on another node (its
+  log's ``reconnected``); beside it, the baseline of that figure: a *bare subscriber* of the
+  killed node that subscribes to the same topics (QoS 1) on the others in turn, at once and
+  then every 0.5 s, until one grants it.
 
 The baseline, in the same run: the steady client's PUBACK wait before the kill (its median).
 The killed node is started again after each run (same ports and store). Median and range over
@@ -26,19 +31,24 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import json
+import logging
 import statistics
 import tempfile
 import time
 import urllib.request
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiomqtt
 
+from bridge.wire import payloads
+from bridge.wire.config import Config
 from tests.nats_cluster import NatsCluster, NatsNode
 
-TOPIC = "chessbridge/1/table/bench/event/move"
+TOPIC = "bench/cluster/steady"
 WINDOW = 90.0
 """Seconds watched after each kill."""
 CONNECT_TIMEOUT = 10.0
@@ -92,11 +102,67 @@ async def moving(nodes: list[NatsNode], killed_at: float) -> float:
                 await asyncio.sleep(0.5)
 
 
-async def one_run(cluster: NatsCluster, *, leader: bool) -> tuple[float, float, float, float]:
+FOLLOW = f"{payloads.TOPIC_ROOT}/table/+/#"
+"""What a relay subscribes to."""
+
+
+async def following(nodes: list[NatsNode], killed_at: float) -> float:
+    """Seconds from the kill to a subscription to ``FOLLOW`` granted by another node."""
+    while True:
+        for node in nodes:
+            try:
+                async with aiomqtt.Client(
+                    node.host, node.port, identifier="bench-follower", timeout=CONNECT_TIMEOUT
+                ) as client:
+                    granted = await client.subscribe(FOLLOW, qos=1, timeout=CONNECT_TIMEOUT)
+                    if all(getattr(code, "value", code) < 0x80 for code in granted):
+                        return time.monotonic() - killed_at
+            except aiomqtt.MqttError:
+                pass
+            await asyncio.sleep(0.5)
+
+
+class Reconnections(logging.Handler):
+    """When the relay's log said it reconnected (``time.monotonic()``)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.at: list[float] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.getMessage().startswith("reconnected to MQTT broker"):
+            self.at.append(time.monotonic())
+
+
+@contextlib.asynccontextmanager
+async def relay(url: str, directory: Path) -> AsyncIterator[Reconnections]:
+    """A relay following ``url`` (a list of nodes) in this process, until the block ends."""
+    from bridge.relay.run import run_relay
+
+    seen = Reconnections()
+    logger = logging.getLogger("chessbridge.relay")
+    logger.addHandler(seen)
+    logger.setLevel(logging.INFO)
+    stop = asyncio.Event()
+    task = asyncio.create_task(
+        run_relay(broker=url, http="127.0.0.1:0", config=Config(), state_dir=directory, stop=stop)
+    )
+    try:
+        yield seen
+    finally:
+        stop.set()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(task, 30)
+        logger.removeHandler(seen)
+
+
+async def one_run(
+    cluster: NatsCluster, directory: Path, *, leader: bool
+) -> tuple[float, float, float, float, float, float]:
     leader_name = stream_leader(cluster.nodes[0], "$MQTT_msgs")
     leading = [n for n in cluster.nodes if n.name == leader_name]
-    following = [n for n in cluster.nodes if n.name != leader_name]
-    victim = leading[0] if leader and leading else following[-1]
+    followers = [n for n in cluster.nodes if n.name != leader_name]
+    victim = leading[0] if leader and leading else followers[-1]
     others = [n for n in cluster.nodes if n is not victim]
     survivor = others[0]
     print(f"killing {victim.name} ($MQTT_msgs led by {leader_name})", flush=True)
@@ -105,22 +171,33 @@ async def one_run(cluster: NatsCluster, *, leader: bool) -> tuple[float, float, 
     steady_task = asyncio.create_task(steady(survivor, acks, waits))
     async with aiomqtt.Client(victim.host, victim.port, identifier="bench-moving") as client:
         await client.publish(TOPIC, b"y", qos=1)
-    await asyncio.sleep(2.0)
-    before = statistics.median(waits) if waits else 0.0  # the baseline: a PUBACK's wait
-    killed_at = time.monotonic()
-    victim.kill()
-    back = await moving(others, killed_at)
-    await asyncio.sleep(max(0.0, WINDOW - (time.monotonic() - killed_at)))
-    steady_task.cancel()
-    await asyncio.gather(steady_task, return_exceptions=True)
+    relay_url = ",".join(node.url for node in [victim, *others])
+    async with relay(relay_url, directory / f"relay-{time.monotonic_ns()}") as relayed:
+        await asyncio.sleep(3.0)  # the relay subscribed (a JetStream consumer: about 1 s)
+        before = statistics.median(waits) if waits else 0.0  # the baseline: a PUBACK's wait
+        killed_at = time.monotonic()
+        victim.kill()
+        back, followed = await asyncio.gather(
+            moving(others, killed_at), following(others, killed_at)
+        )
+        await asyncio.sleep(max(0.0, WINDOW - (time.monotonic() - killed_at)))
+        steady_task.cancel()
+        await asyncio.gather(steady_task, return_exceptions=True)
+    again = [at - killed_at for at in relayed.at if at > killed_at]
+    relay_back = again[0] if again else float("nan")  # not following within the window
     # A stall still going on when the window ends counts up to its end.
     after = [killed_at, *(t for t in acks if t > killed_at), time.monotonic()]
     gaps = [(b - a, b) for a, b in itertools.pairwise(after)]
     longest = max((gap for gap, _ in gaps), default=0.0)
     slow = [end for gap, end in gaps if gap > 0.5]
     recovered = (max(slow) - killed_at) if slow else 0.0
+    print(
+        f"  relay following again {relay_back:.1f} s after the kill; a bare subscriber "
+        f"{followed:.1f} s; a publisher {back:.1f} s",
+        flush=True,
+    )
     await victim.start()
-    return before, longest, recovered, back
+    return before, longest, recovered, back, followed, relay_back
 
 
 async def main(runs: int, leader: bool) -> None:
@@ -128,7 +205,7 @@ async def main(runs: int, leader: bool) -> None:
         cluster = NatsCluster(Path(directory))
         await cluster.start()
         try:
-            results = [await one_run(cluster, leader=leader) for _ in range(runs)]
+            results = [await one_run(cluster, Path(directory), leader=leader) for _ in range(runs)]
         finally:
             cluster.stop()
     for index, label in enumerate(
@@ -137,6 +214,8 @@ async def main(runs: int, leader: bool) -> None:
             "longest wait between two PUBACKs at a surviving node",
             "kill -> PUBACKs at their pace again (the last wait over 0.5 s ends)",
             "kill -> a client of the killed node acknowledged through another",
+            "kill -> a bare subscriber of the killed node granted by another (baseline)",
+            "kill -> the relay of the killed node following through another",
         )
     ):
         values = [r[index] for r in results]
