@@ -52,13 +52,15 @@ def describe(kind: Kind) -> str:
     """The broker's software and version, for a bench's header."""
     if kind == "mosquitto":
         return f"mosquitto {mosquitto_version()}"
-    binary = shutil.which("nats-server") or "nats-server"
-    try:
-        out = subprocess.run(
-            [binary, "--version"], capture_output=True, text=True, timeout=5, check=False
-        ).stdout
-    except OSError:
-        return "nats-server (not found)"
+    from tests.nats_cluster import NATS_CANDIDATES
+
+    found = shutil.which("nats-server")
+    binary = next((c for c in (found, *NATS_CANDIDATES) if c and Path(c).exists()), None)
+    if binary is None:
+        raise SystemExit("nats-server not found: install the Debian package nats-server")
+    out = subprocess.run(
+        [binary, "--version"], capture_output=True, text=True, timeout=5, check=False
+    ).stdout
     return out.strip() or "nats-server"
 
 
