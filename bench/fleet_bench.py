@@ -1,4 +1,4 @@
-"""Many tables on one host and one broker: start after a power cut, CPU per move, latency.
+"""Many tables on one host and one broker or cluster: start after a power cut, CPU, latency.
 
 For each size N (``--sizes``, default 10 50 100), on a private broker of its own: one
 Mosquitto, or (``--brokers cluster``) three NATS Server nodes with every table given the three
