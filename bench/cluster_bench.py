@@ -46,7 +46,7 @@ import aiomqtt
 
 from bridge.wire import payloads
 from bridge.wire.config import Config
-from tests.nats_cluster import NatsCluster, NatsNode
+from tests.nats_cluster import NatsCluster, NatsNode, noticing_drops
 
 TOPIC = "bench/cluster/steady"
 WINDOW = 90.0
@@ -75,9 +75,12 @@ async def steady(node: NatsNode, acks: list[float], waits: list[float]) -> None:
     connection NATS drops (it does, on the nodes that survive) is made again at once."""
     while True:
         try:
-            async with aiomqtt.Client(
-                node.host, node.port, identifier="bench-steady", timeout=CONNECT_TIMEOUT
-            ) as client:
+            async with (
+                aiomqtt.Client(
+                    node.host, node.port, identifier="bench-steady", timeout=CONNECT_TIMEOUT
+                ) as client,
+                noticing_drops(client),
+            ):
                 while True:
                     start = time.monotonic()
                     await client.publish(TOPIC, b"x", qos=1, timeout=ACK_TIMEOUT)
@@ -93,9 +96,12 @@ async def moving(nodes: list[NatsNode], killed_at: float) -> float:
     while True:
         for node in nodes:
             try:
-                async with aiomqtt.Client(
-                    node.host, node.port, identifier="bench-moving", timeout=CONNECT_TIMEOUT
-                ) as client:
+                async with (
+                    aiomqtt.Client(
+                        node.host, node.port, identifier="bench-moving", timeout=CONNECT_TIMEOUT
+                    ) as client,
+                    noticing_drops(client),
+                ):
                     await client.publish(TOPIC, b"y", qos=1, timeout=ACK_TIMEOUT)
                     return time.monotonic() - killed_at
             except aiomqtt.MqttError:
@@ -111,9 +117,12 @@ async def following(nodes: list[NatsNode], killed_at: float) -> float:
     while True:
         for node in nodes:
             try:
-                async with aiomqtt.Client(
-                    node.host, node.port, identifier="bench-follower", timeout=CONNECT_TIMEOUT
-                ) as client:
+                async with (
+                    aiomqtt.Client(
+                        node.host, node.port, identifier="bench-follower", timeout=CONNECT_TIMEOUT
+                    ) as client,
+                    noticing_drops(client),
+                ):
                     granted = await client.subscribe(FOLLOW, qos=1, timeout=CONNECT_TIMEOUT)
                     if all(getattr(code, "value", code) < 0x80 for code in granted):
                         return time.monotonic() - killed_at

@@ -24,6 +24,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -209,6 +210,65 @@ mqtt {{
         process, self._process = self._process, None
         if process is not None:
             end_process(process, sig)
+
+
+@contextlib.asynccontextmanager
+async def noticing_drops(
+    client: aiomqtt.Client, keep: Callable[[aiomqtt.Message], None] | None = None
+) -> AsyncIterator[None]:
+    """Within the block, ``client``'s messages are read (given to ``keep``, or dropped), so that
+    a connection NATS drops is noticed there.
+
+    NATS drops connections while it elects new stream leaders. aiomqtt keeps the reason of an
+    unexpected disconnection for whoever reads the client's messages; a client that does not
+    read them (one that only publishes, or one still waiting for its SUBACK) never collects it,
+    and when the client is collected asyncio logs "Future exception was never retrieved" at
+    ERROR, in whichever test happens to be running then.
+    """
+
+    async def read() -> None:
+        with contextlib.suppress(aiomqtt.MqttError):
+            async for message in client.messages:
+                if keep is not None:
+                    keep(message)
+
+    reader = asyncio.create_task(read())
+    try:
+        yield
+    finally:
+        reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reader
+
+
+async def retained_messages(
+    node: NatsNode, topics: list[str], within: float = 1.0
+) -> dict[str, bytes]:
+    """The retained payloads of ``topics`` as ``node`` hands them to a new subscriber, by
+    topic: those that came within ``within`` seconds (retained copies come at once; a topic
+    with none is missing).
+
+    QoS 0: NATS makes no JetStream consumer for it (a QoS 1 one waits for a consumer leader
+    while the cluster recovers from a lost node); retained copies come all the same.
+    """
+    found: dict[str, bytes] = {}
+    complete = asyncio.Event()
+
+    def keep(message: aiomqtt.Message) -> None:
+        if isinstance(message.payload, bytes):
+            found[message.topic.value] = message.payload
+        if len(found) == len(topics):
+            complete.set()
+
+    async with (
+        aiomqtt.Client(node.host, node.port) as client,
+        noticing_drops(client, keep),
+    ):
+        for topic in topics:
+            await client.subscribe(topic, qos=0)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(complete.wait(), within)
+    return found
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,6 @@ import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import aiomqtt
 import chess
 import pytest
 
@@ -28,7 +27,7 @@ from bridge.wire import payloads
 from bridge.wire.config import broker_settings
 from bridge.wire.payloads import GameData, StatusData
 from tests.integration.test_relay import play
-from tests.nats_cluster import NatsCluster, NatsNode
+from tests.nats_cluster import NatsCluster, NatsNode, retained_messages
 from tests.pgn_check import read_games, sans
 from tests.relay_harness import Relay, eventually, running_relay, running_table
 
@@ -51,24 +50,15 @@ async def cluster(tmp_path: Path) -> AsyncIterator[NatsCluster]:
 async def retained(node: NatsNode, table: str) -> tuple[GameData | None, StatusData | None]:
     """The retained ``game`` and ``status`` of ``table`` as ``node`` hands them to a new
     subscriber (``None`` for one it does not hold)."""
+    game_topic = payloads.topic(table, payloads.GAME)
+    status_topic = payloads.topic(table, payloads.STATUS)
+    found = await retained_messages(node, [game_topic, status_topic])
     game: GameData | None = None
     status: StatusData | None = None
-    async with aiomqtt.Client(node.host, node.port) as client:
-        # QoS 0: NATS makes no JetStream consumer for it (a QoS 1 one waits for a consumer
-        # leader while the cluster recovers from a lost node); retained copies come all the same.
-        await client.subscribe(payloads.topic(table, payloads.GAME), qos=0)
-        await client.subscribe(payloads.topic(table, payloads.STATUS), qos=0)
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(1.0):  # retained copies come at once; none may come
-                async for message in client.messages:
-                    assert isinstance(message.payload, bytes)
-                    envelope = payloads.decode_envelope(message.payload)
-                    if envelope.type == "game":
-                        game = payloads.data_as(envelope, GameData)
-                    else:
-                        status = payloads.data_as(envelope, StatusData)
-                    if game is not None and status is not None:
-                        break
+    if game_topic in found:
+        game = payloads.data_as(payloads.decode_envelope(found[game_topic]), GameData)
+    if status_topic in found:
+        status = payloads.data_as(payloads.decode_envelope(found[status_topic]), StatusData)
     return game, status
 
 

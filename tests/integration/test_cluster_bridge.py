@@ -40,7 +40,7 @@ import pytest
 
 from tests.conftest import SUBSCRIBER_LOGGER, MosquittoFactory, Received
 from tests.integration.test_relay_bridge import BRIDGE_EXAMPLE
-from tests.nats_cluster import NatsCluster, NatsNode
+from tests.nats_cluster import NatsCluster, NatsNode, noticing_drops, retained_messages
 from tests.relay_harness import eventually
 
 pytestmark = [pytest.mark.nats, pytest.mark.mosquitto]
@@ -133,9 +133,12 @@ async def send_request(node: NatsNode, suffix: str, payload: bytes) -> None:
     deadline = time.monotonic() + 90
     while True:
         try:
-            async with aiomqtt.Client(
-                node.host, node.port, logger=SUBSCRIBER_LOGGER, timeout=10
-            ) as client:
+            async with (
+                aiomqtt.Client(
+                    node.host, node.port, logger=SUBSCRIBER_LOGGER, timeout=10
+                ) as client,
+                noticing_drops(client),
+            ):
                 await client.publish(f"{TABLE}/request/{suffix}", payload, qos=1, timeout=10)
                 return
         except aiomqtt.MqttError as exc:
@@ -147,15 +150,8 @@ async def send_request(node: NatsNode, suffix: str, payload: bytes) -> None:
 
 async def retained_on(node: NatsNode, suffix: str) -> bytes | None:
     """The retained payload of ``TABLE/suffix`` as ``node`` hands it to a new subscriber."""
-    async with aiomqtt.Client(node.host, node.port, logger=SUBSCRIBER_LOGGER) as client:
-        # QoS 0: NATS makes no JetStream consumer for it (as test_cluster.py's ``retained``).
-        await client.subscribe(f"{TABLE}/{suffix}", qos=0)
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(1.0):
-                async for message in client.messages:
-                    assert isinstance(message.payload, bytes)
-                    return message.payload
-    return None
+    topic = f"{TABLE}/{suffix}"
+    return (await retained_messages(node, [topic])).get(topic)
 
 
 def payloads(messages: list[aiomqtt.Message], suffix: str) -> list[bytes]:
