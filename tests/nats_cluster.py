@@ -249,7 +249,9 @@ async def retained_messages(
     with none is missing).
 
     QoS 0: NATS makes no JetStream consumer for it (a QoS 1 one waits for a consumer leader
-    while the cluster recovers from a lost node); retained copies come all the same.
+    while the cluster recovers from a lost node); retained copies come all the same. A node
+    that does not answer the CONNECT or the SUBSCRIBE in time hands over nothing: callers ask
+    again (``eventually``).
     """
     found: dict[str, bytes] = {}
     complete = asyncio.Event()
@@ -260,14 +262,17 @@ async def retained_messages(
         if len(found) == len(topics):
             complete.set()
 
-    async with (
-        aiomqtt.Client(node.host, node.port) as client,
-        noticing_drops(client, keep),
-    ):
-        for topic in topics:
-            await client.subscribe(topic, qos=0)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(complete.wait(), within)
+    try:
+        async with (
+            aiomqtt.Client(node.host, node.port) as client,
+            noticing_drops(client, keep),
+        ):
+            for topic in topics:
+                await client.subscribe(topic, qos=0)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(complete.wait(), within)
+    except aiomqtt.MqttError:
+        pass  # a node that does not answer now (electing leaders): what came, maybe nothing
     return found
 
 
