@@ -10,6 +10,7 @@ first node, beside the relay.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import shutil
 import subprocess
@@ -46,6 +47,17 @@ class Broker:
     @property
     def label(self) -> str:
         return "one Mosquitto" if self.kind == "mosquitto" else f"{len(self.nodes)} NATS nodes"
+
+
+def add_option(parser: argparse.ArgumentParser) -> None:
+    """``--brokers``: the brokers a bench runs on, in turn (``args.brokers``)."""
+    parser.add_argument(
+        "--brokers",
+        nargs="+",
+        choices=KINDS,
+        default=["mosquitto"],
+        help="one Mosquitto (default), three NATS nodes (cluster), or both side by side",
+    )
 
 
 def describe(kind: Kind) -> str:

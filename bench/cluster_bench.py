@@ -39,11 +39,12 @@ import statistics
 import tempfile
 import time
 import urllib.request
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import aiomqtt
 
+from bridge.mqtt.session import reason_code
 from bridge.wire import payloads
 from bridge.wire.config import Config
 from tests.nats_cluster import NatsCluster, NatsNode, noticing_drops
@@ -91,44 +92,44 @@ async def steady(node: NatsNode, acks: list[float], waits: list[float]) -> None:
             await asyncio.sleep(0.1)
 
 
-async def moving(nodes: list[NatsNode], killed_at: float) -> float:
-    """Seconds from the kill to the first publish acknowledged through another node."""
+async def through_another(
+    nodes: list[NatsNode],
+    killed_at: float,
+    identifier: str,
+    served: Callable[[aiomqtt.Client], Awaitable[bool]],
+) -> float:
+    """Seconds from the kill to the first node of ``nodes`` that serves ``served`` (a new
+    connection to each in turn, at once and then every 0.5 s, as ``--broker`` with a list)."""
     while True:
         for node in nodes:
             try:
                 async with (
                     aiomqtt.Client(
-                        node.host, node.port, identifier="bench-moving", timeout=CONNECT_TIMEOUT
+                        node.host, node.port, identifier=identifier, timeout=CONNECT_TIMEOUT
                     ) as client,
                     noticing_drops(client),
                 ):
-                    await client.publish(TOPIC, b"y", qos=1, timeout=ACK_TIMEOUT)
-                    return time.monotonic() - killed_at
+                    if await served(client):
+                        return time.monotonic() - killed_at
             except aiomqtt.MqttError:
-                await asyncio.sleep(0.5)
+                pass
+            await asyncio.sleep(0.5)
+
+
+async def acknowledged(client: aiomqtt.Client) -> bool:
+    """A publish acknowledged (a *moving* client)."""
+    await client.publish(TOPIC, b"y", qos=1, timeout=ACK_TIMEOUT)
+    return True
 
 
 FOLLOW = f"{payloads.TOPIC_ROOT}/table/+/#"
 """What a relay subscribes to."""
 
 
-async def following(nodes: list[NatsNode], killed_at: float) -> float:
-    """Seconds from the kill to a subscription to ``FOLLOW`` granted by another node."""
-    while True:
-        for node in nodes:
-            try:
-                async with (
-                    aiomqtt.Client(
-                        node.host, node.port, identifier="bench-follower", timeout=CONNECT_TIMEOUT
-                    ) as client,
-                    noticing_drops(client),
-                ):
-                    granted = await client.subscribe(FOLLOW, qos=1, timeout=CONNECT_TIMEOUT)
-                    if all(getattr(code, "value", code) < 0x80 for code in granted):
-                        return time.monotonic() - killed_at
-            except aiomqtt.MqttError:
-                pass
-            await asyncio.sleep(0.5)
+async def granted(client: aiomqtt.Client) -> bool:
+    """A subscription to ``FOLLOW`` granted (a *bare subscriber*)."""
+    codes = await client.subscribe(FOLLOW, qos=1, timeout=CONNECT_TIMEOUT)
+    return all((reason_code(code) or 0) < 0x80 for code in codes)
 
 
 class Reconnections(logging.Handler):
@@ -187,7 +188,8 @@ async def one_run(
         killed_at = time.monotonic()
         victim.kill()
         back, followed = await asyncio.gather(
-            moving(others, killed_at), following(others, killed_at)
+            through_another(others, killed_at, "bench-moving", acknowledged),
+            through_another(others, killed_at, "bench-follower", granted),
         )
         await asyncio.sleep(max(0.0, WINDOW - (time.monotonic() - killed_at)))
         steady_task.cancel()

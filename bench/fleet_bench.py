@@ -501,13 +501,7 @@ def main() -> None:
         metavar="STEPS",
         help="nice steps the boards' emulation runs ahead of the daemons (default 10; 0: shared)",
     )
-    parser.add_argument(
-        "--brokers",
-        nargs="+",
-        choices=brokers.KINDS,
-        default=["mosquitto"],
-        help="one Mosquitto (default), three NATS nodes (cluster), or both side by side",
-    )
+    brokers.add_option(parser)
     args = parser.parse_args()
     compile_bytecode()
     with boards_ahead(args.boards_ahead) as steps:  # may it? (said once, here)

@@ -440,13 +440,7 @@ def main() -> int:
     parser.add_argument("--quiet", type=float, default=10.0)
     parser.add_argument("--pollers", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument(
-        "--brokers",
-        nargs="+",
-        choices=brokers.KINDS,
-        default=["mosquitto"],
-        help="one Mosquitto (default), three NATS nodes (cluster), or both side by side",
-    )
+    brokers.add_option(parser)
     parser.add_argument("--serve", nargs=4, metavar=("BROKER", "HTTP", "STATE", "STAMPS"))
     args = parser.parse_args()
     if args.serve:

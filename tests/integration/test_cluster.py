@@ -16,7 +16,6 @@ import io
 import json
 import random
 import shutil
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import chess
@@ -35,16 +34,6 @@ pytestmark = [pytest.mark.nats, pytest.mark.pty]
 
 OPENING = "e4 e5 Nf3 Nc6"
 LATER = "Bb5 a6 Ba4 Nf6"
-
-
-@pytest.fixture
-async def cluster(tmp_path: Path) -> AsyncIterator[NatsCluster]:
-    nats = NatsCluster(tmp_path / "nats")
-    try:
-        await nats.start()
-        yield nats
-    finally:
-        await asyncio.to_thread(nats.stop)
 
 
 async def retained(node: NatsNode, table: str) -> tuple[GameData | None, StatusData | None]:

@@ -33,7 +33,6 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import aiomqtt
 import pytest
@@ -47,16 +46,6 @@ pytestmark = [pytest.mark.nats, pytest.mark.mosquitto]
 
 LOGGER = logging.getLogger(__name__)
 TABLE = "chessbridge/1/table/t1"
-
-
-@pytest.fixture
-async def cluster(tmp_path: Path) -> AsyncIterator[NatsCluster]:
-    nats = NatsCluster(tmp_path / "nats")
-    try:
-        await nats.start()
-        yield nats
-    finally:
-        await asyncio.to_thread(nats.stop)
 
 
 def hall_bridge(cluster: NatsCluster) -> tuple[str, str]:
