@@ -342,6 +342,25 @@ def quantile(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
 
 
+async def power_on(
+    tables: list[Table], seen: Seen, config: Path | None, label: str, result: dict[str, float]
+) -> list[asyncio.Task[None]]:
+    """Start every table's daemon at once and wait until all are online; the figures go into
+    ``result`` under ``label`` (against ``one daemon alone``); the supervisors returned."""
+    began = asyncio.get_running_loop().time()
+    supervisors = [asyncio.create_task(supervise(table, config)) for table in tables]
+    last, missing = await seen.all_online([table.name for table in tables], began)
+    result[f"{label}, all online (s)"] = last - began
+    result[f"{label}, all online / one alone"] = (last - began) / result[
+        "one daemon alone, online (s)"
+    ]
+    result[f"{label}, daemons restarted"] = sum(t.restarts for t in tables)
+    result[f"{label}, not online"] = len(missing)
+    why_restarted(tables)
+    explain(tables, missing)
+    return supervisors
+
+
 def cpu_s(pids: tuple[int, ...]) -> float:
     return sum(proc_cpu_s(pid) for pid in pids)
 
@@ -393,23 +412,12 @@ async def fleet_on(
         )
         seen = Seen()
         collector = asyncio.create_task(seen.collect(sub))
-        names = [table.name for table in tables]
         supervisors: list[asyncio.Task[None]] = []
         try:
             # 0. one daemon alone: the baseline of the power on
             result["one daemon alone, online (s)"] = await alone(solo, seen, config)
             # 1. power on
-            began = loop.time()
-            supervisors = [asyncio.create_task(supervise(table, config)) for table in tables]
-            last, missing = await seen.all_online(names, began)
-            result["first start, all online (s)"] = last - began
-            result["first start, all online / one alone"] = (last - began) / result[
-                "one daemon alone, online (s)"
-            ]
-            result["first start, daemons restarted"] = sum(t.restarts for t in tables)
-            result["first start, not online"] = len(missing)
-            why_restarted(tables)
-            explain(tables, missing)
+            supervisors = await power_on(tables, seen, config, "first start", result)
             for table in tables:
                 table.emu.set_clock(3600, 3600, running=WHITE_SIDE)
             await asyncio.sleep(1.0)
@@ -453,17 +461,7 @@ async def fleet_on(
             for table in tables:
                 table.restarts = 0
                 table.failures.clear()
-            began = loop.time()
-            supervisors = [asyncio.create_task(supervise(table, config)) for table in tables]
-            last, missing = await seen.all_online(names, began)
-            result["after a power cut, all online (s)"] = last - began
-            result["after a power cut, all online / one alone"] = (last - began) / result[
-                "one daemon alone, online (s)"
-            ]
-            result["after a power cut, daemons restarted"] = sum(t.restarts for t in tables)
-            result["after a power cut, not online"] = len(missing)
-            why_restarted(tables)
-            explain(tables, missing)
+            supervisors = await power_on(tables, seen, config, "after a power cut", result)
         finally:
             for task in supervisors:
                 task.cancel()
