@@ -40,6 +40,9 @@ show there for a whole second: 1.6 readings, as the DGT's 0.4 s is 1.6 of its sc
 CERTABO_FLICKER: Final = 1.2
 """Flicker for Certabo boards: a tag missed in one reading reads empty for a whole second."""
 
+CERTABO_SCAN: Final = 1.0
+"""Seconds between two readings of a Certabo board: two hands can both act within one."""
+
 # A Millennium board scans every 41 ms (its link sets that), faster than a DGT board: a flicker
 # lasts less than the engine's 0.15 s, and the dwell is bound by the hand, not the scan (a slid
 # piece is seen on each square for as long as the hand lingers there), so the engine's defaults
@@ -62,6 +65,9 @@ class Family(msgspec.Struct, frozen=True):
     """The engine's dwell for this family's scan rate; ``None``: the engine's default."""
     flicker: float | None = None
     """The engine's flicker window for this family's scan rate; ``None``: the engine's default."""
+    scan: float | None = None
+    """Seconds between two readings of a board that reads itself whole at a slow pace (the
+    engine's ``scan``); ``None``: it reports changes as they come, or scans quicker than hands."""
 
 
 FAMILIES: Final[Mapping[str, Family]] = MappingProxyType(
@@ -114,6 +120,7 @@ FAMILIES: Final[Mapping[str, Family]] = MappingProxyType(
                 emulator="drivers.certabo.emulator:CertaboEmulator",
                 dwell=CERTABO_DWELL,
                 flicker=CERTABO_FLICKER,
+                scan=CERTABO_SCAN,
             ),
         )
     }

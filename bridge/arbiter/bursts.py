@@ -36,6 +36,12 @@ not two, so it never makes a burst on its own).
 """
 
 
+SLOW_SCAN: Final = 0.25
+"""Seconds between two readings of the whole board from which one reading may hold two hands'
+lifts (a Certabo board: about 1 s); a DGT board's scan (at most 0.25 s) and a Millennium's
+(41 ms) are quicker than two people reaching for the board one after the other."""
+
+
 class Burst(msgspec.Struct):
     """Sensor events each less than one scan after the first (or, in a knock, the last) one."""
 
@@ -62,7 +68,7 @@ class Burst(msgspec.Struct):
             if piece is not None and self.after[sq] is None
         ]
 
-    def is_knock(self, board: chess.Board) -> bool:
+    def is_knock(self, board: chess.Board, *, slow: bool = False) -> bool:
         """Pieces that no single move of ``board`` (the game) lifts together.
 
         A move lifts at most two pieces: its own and a victim (en passant: the pawn and the
@@ -70,9 +76,14 @@ class Burst(msgspec.Struct):
         other), or a king and a rook (castling). Three or more pieces, two of one colour that
         are not a king and a rook on their rank, or two of both colours neither of which attacks
         the other belong to no single move - unless a piece was put down in the same scan: then
-        one player's move ends as the other's begins.
+        one player's move ends as the other's begins. ``slow``: the board reads itself whole
+        about once a second, so one reading may hold what two hands lifted, a player's and his
+        opponent's reaching for his reply (two hands on the board): it is a knock only when no
+        two hands can hold those pieces (``_two_hands``).
         """
         off = self.off()
+        if slow:
+            return not _two_hands(board, off)
         if len(off) >= 3:
             return True
         if len(off) < 2:
@@ -97,11 +108,47 @@ class Burst(msgspec.Struct):
         return not (pair and chess.square_rank(a) == chess.square_rank(b))
 
 
+def _two_hands(board: chess.Board, off: list[tuple[chess.Square, chess.Piece]]) -> bool:
+    """Whether two hands, one each side's, can hold the pieces ``off``: each one piece, or two
+    that one move lifts together (a capturer and its victim, a king and its rook)."""
+    if len(off) > 4:
+        return False
+    for mask in range(1 << len(off)):
+        groups = (
+            [p for i, p in enumerate(off) if mask >> i & 1],
+            [p for i, p in enumerate(off) if not mask >> i & 1],
+        )
+        if all(_one_hand(board, group) for group in groups):
+            return True
+    return False
+
+
+def _one_hand(board: chess.Board, held: list[tuple[chess.Square, chess.Piece]]) -> bool:
+    """Whether one hand can hold ``held``: nothing, one piece, or the two of one move."""
+    if len(held) < 2:
+        return True
+    if len(held) > 2:
+        return False
+    (a, first), (b, second) = held
+    if first.color == second.color:
+        pair = {first.piece_type, second.piece_type} == {chess.KING, chess.ROOK}
+        return pair and chess.square_rank(a) == chess.square_rank(b)
+    return bool(
+        board.attacks_mask(a) & chess.BB_SQUARES[b] or board.attacks_mask(b) & chess.BB_SQUARES[a]
+    ) or (
+        first.piece_type == second.piece_type == chess.PAWN
+        and chess.square_rank(a) == chess.square_rank(b)
+        and abs(chess.square_file(a) - chess.square_file(b)) == 1
+    )
+
+
 class Bursts:
     """Groups sensor events into bursts; says when a burst turns out to be a knock."""
 
-    def __init__(self, window: float = DEFAULT_SAME_SCAN) -> None:
+    def __init__(self, window: float = DEFAULT_SAME_SCAN, *, slow: bool = False) -> None:
         self.window: Final = window
+        self.slow: Final = slow
+        """The board reads itself whole at a slow pace (``Burst.is_knock``)."""
         self.current: Burst | None = None
         # The last event (square, before, after, when), kept plainly in one tuple: most events
         # are alone, and need no Burst at all.
@@ -143,7 +190,7 @@ class Bursts:
         else:
             self.current = None
             return False
-        if burst.knocked or not burst.is_knock(board):
+        if burst.knocked or not burst.is_knock(board, slow=self.slow):
             return False
         burst.knocked = True
         return True
@@ -174,12 +221,14 @@ class Knocks:
     squares are a ``displaced_pieces`` alert (1997 7.3, 2018 7.4.1).
     """
 
-    def __init__(self, game: Game, window: float, flicker: float) -> None:
+    def __init__(self, game: Game, window: float, flicker: float, *, scan: float = 0.0) -> None:
         self.game = game
-        self.bursts = Bursts(window)
+        self.bursts = Bursts(window, slow=scan >= SLOW_SCAN)
         self.flicker = flicker
         self.due: float | None = None
         """When the alert of the knock in progress is due."""
+        self.knock: Burst | None = None
+        """The knock whose alert is due (a later event alone ends its burst, not its alert)."""
 
     def feed(
         self, square: chess.Square, old: chess.Piece | None, new: chess.Piece | None, at: float
@@ -190,6 +239,7 @@ class Knocks:
         burst = self.bursts.current
         assert burst is not None
         self.game.ply.forget(set(burst.before), burst.start)
+        self.knock = burst
         self.due = burst.at + self.flicker
 
     def knocking(self, at: float) -> bool:
@@ -199,7 +249,7 @@ class Knocks:
     def report(self, now: float) -> list[Fact]:
         """The alert of a knock, once its burst is over and flicker is ruled out."""
         due = self.due
-        burst = self.bursts.current
+        burst = self.knock
         if due is None or burst is None:
             return []
         if 0.0 <= now - burst.at < self.bursts.window:
@@ -207,12 +257,13 @@ class Knocks:
             return []
         if now < due:
             return []
-        self.due = None
+        self.due = self.knock = None
         game = self.game
         squares = sorted(sq for sq, piece in burst.before.items() if game.physical[sq] != piece)
         if not squares or game.result is not None:
             return []
         game.displaced.update(squares)
+        game.said(now)
         awaiting = game.turn.awaiting
         color = awaiting if awaiting is not None else game.board.turn
         alert = alerts.displaced(game.edition, color, squares, game.board.fen(), knocked=True)

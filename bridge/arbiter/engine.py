@@ -57,7 +57,8 @@ from bridge.arbiter.facts import (
     GameEnded,
     TouchReported,
 )
-from bridge.arbiter.game import Candidate, EarlierPart, Game
+from bridge.arbiter.game import Candidate, EarlierPart, Game, Trail
+from bridge.arbiter.hands import Hands
 from bridge.arbiter.irregular import Irregularities
 from bridge.arbiter.recovery import MISMATCH_AFTER, Recovery
 from bridge.arbiter.state import State
@@ -119,6 +120,9 @@ class EngineConfig(msgspec.Struct, frozen=True, kw_only=True):
     """Boards without a clock: an unexplained position left still this long completes the move."""
     same_scan: float = DEFAULT_SAME_SCAN
     """Sensor events closer than this were read in one scan: simultaneous (``bursts``)."""
+    scan: float = 0.0
+    """Seconds between two readings of a board that reads itself whole at a slow pace (a
+    Certabo: about 1 s); 0 for boards that report each change as it comes (``bursts``)."""
 
 
 class GameSnapshot(msgspec.Struct, frozen=True, kw_only=True):
@@ -151,9 +155,12 @@ class Arbiter:
         start = board if board is not None else chess.Board()
         timing = {"same_scan": self.config.same_scan, "dwell": self.config.dwell}
         self._game = Game(self.edition, self._clock, start, **timing)
-        self._irregularities = Irregularities(self._game)
-        self._recovery = Recovery(self._game, self.config.dwell)
-        self._knocks = Knocks(self._game, self.config.same_scan, self.config.flicker)
+        self._recovery = Recovery(self._game, self.config.dwell, scan=self.config.scan)
+        self._irregularities = Irregularities(self._game, self._recovery)
+        self._hands = Hands(self._game, slow=self._recovery.slow)
+        self._knocks = Knocks(
+            self._game, self.config.same_scan, self.config.flicker, scan=self.config.scan
+        )
         self._centre = CentreKings(self._game, self.config.dwell)
 
     # -- the game, as the arbiter's commands and the snapshot see it ----------------------------
@@ -219,7 +226,7 @@ class Arbiter:
         """Moves an arbiter says were played while nobody listened, legal in turn from the game:
         recorded as ``reconstructed``, in order. A board nothing explained is settled: the game
         is judged from the position they leave (the board is the players' to put right)."""
-        return self._recovery.record_line(tuple(line), now)
+        return self._recovery.record_line(tuple(line), now, all_unheard=True)
 
     def snapshot(self) -> GameSnapshot:
         """The game as a retained ``game`` topic shows it."""
@@ -312,10 +319,11 @@ class Arbiter:
         due: float | None = None
         if game.candidate is not None:
             due = game.candidate.deadline
-        elif game.turn.unexplained is not None:
+        else:
             due = self._recovery.due()
-        elif game.diff and self._watch_still():
-            due = game.last_change + self.config.illegal_after
+            if game.diff and self._irregularities.still_due():
+                still = game.last_change + self.config.illegal_after
+                due = still if due is None else min(due, still)
         for other in (self._knocks.due, self._centre.due):
             if other is not None and (due is None or other < due):
                 due = other
@@ -329,12 +337,15 @@ class Arbiter:
         if cand is not None and now >= cand.deadline:
             game.candidate = None
             facts.extend(self._record(cand, CompletedBy.RELEASE, now))
-        if game.turn.unexplained is not None:
+            if game.diff and game.result is None and game.turn.unexplained is None:
+                # The other hand may have made its move meanwhile (two hands on the board).
+                facts.extend(self._evaluate(now))
+        if game.candidate is None:
             facts.extend(self._recovery.fire(now))
         facts.extend(self._centre.fire(now))
-        if self._watch_still() and now >= game.last_change + self.config.illegal_after:
+        if self._irregularities.still_due() and now >= game.last_change + self.config.illegal_after:
             game.still_reported = True
-            facts.extend(self._irregularities.judge_turn(game.board.turn, now, pressed=False))
+            facts.extend(self._irregularities.judge_still(now))
         return facts
 
     def recover(
@@ -411,12 +422,20 @@ class Arbiter:
             # The board contradicts the game: nothing is judged until a line of moves explains
             # it (one legal move, judged at once as any; or a line once the board rests), it
             # is put back, or an arbiter settles it (``recovery``).
-            if piece is None or not positions.find_move(
-                game.board, game.squares, game.physical, game.diff
+            if (
+                piece is None
+                or game.trail.bases != [()]
+                or not positions.find_move(game.board, game.squares, game.physical, game.diff)
             ):
                 return facts + self._recovery.changed(now, lifted=piece is None)
             self._recovery.settled()
-        facts.extend(self._evaluate(now, piece, lifted=piece is None))
+        pending = game.candidate
+        if (
+            pending is None
+            or pending is not cand
+            or not self._hands.beside(pending, square, old, piece)
+        ):
+            facts.extend(self._evaluate(now, piece, lifted=piece is None))
         self._centre.watch(now, old, piece)
         return facts
 
@@ -425,6 +444,10 @@ class Arbiter:
         position an illegal move left, while it may stand)."""
         game = self._game
         game.physical[square] = piece
+        game.trail.within |= chess.BB_SQUARES[square]
+        game.seen(square, piece, now)
+        if piece is not None and square in game.carried:
+            game.carried -= {square}  # the piece held is put down: the hand is free
         if piece == game.squares[square]:
             game.diff.discard(square)
         else:
@@ -490,7 +513,10 @@ class Arbiter:
         game = self._game
         turn = game.turn
         game.candidate = None
+        game.trail.search_at = None
         if not game.diff:
+            game.trail = Trail.watched((), now)
+            game.places.clear()
             game.displaced.clear()
             game.judged = None
             game.moved_on_reported = False
@@ -500,7 +526,7 @@ class Arbiter:
             return []
         if lifted and turn.irregular is None and all(game.physical[sq] is None for sq in game.diff):
             return []  # only pieces in the hand
-        move = positions.find_move(game.board, game.squares, game.physical, game.diff)
+        move, held = self._hands.read()
         revision = False
         if move is None:
             if turn.irregular is not None and turn.irregular.stood is not None:
@@ -521,20 +547,25 @@ class Arbiter:
         ):
             game.candidate = Candidate(move, now + self.config.dwell, revision)
             return []
-        return game.record_move(move, revision, CompletedBy.RELEASE, now, shown=not revision)
+        shown = not (revision or held)
+        return game.record_move(move, revision, CompletedBy.RELEASE, now, shown=shown)
 
     def _nothing_read(self, now: float, placed: chess.Piece | None) -> list[Fact]:
         """No move explains the board: the last mover's piece moved on after his press; else the
-        hands are still at work."""
+        hands are still at work, and the board is followed once it rests (``recovery``: a line
+        of moves, two hands at work)."""
         game = self._game
+        facts: list[Fact] = []
         if (
             placed is not None
             and placed.color != game.board.turn
             and game.prev is not None
             and not game.turn.revisable
         ):
-            return self._irregularities.moved_after_press(placed.color, now)
-        return []
+            facts = self._irregularities.moved_after_press(placed.color, now)
+        if not facts and game.turn.irregular is None:
+            self._recovery.rest(now)
+        return facts
 
     def _find_revision(self) -> chess.Move | None:
         """Another legal move from the position before the last one that explains the board."""
@@ -560,24 +591,6 @@ class Arbiter:
 
     def _record(self, cand: Candidate, by: CompletedBy, now: float) -> list[Fact]:
         return self._game.record_move(cand.move, cand.revision, by, now)
-
-    def _watch_still(self) -> bool:
-        """A clockless board with an unexplained position: judge it when left still.
-
-        Only once a piece of the side to move stands where the game has none of its own.
-        """
-        game = self._game
-        if (
-            not game.diff
-            or game.candidate is not None
-            or game.turn.irregular is not None
-            or game.turn.unexplained is not None
-            or game.still_reported
-            or game.result is not None
-            or self._clock.connected
-        ):
-            return False
-        return judge.has_arrival(game.squares, game.physical, game.diff, game.board.turn)
 
     # -- the clock ----------------------------------------------------------------------------
 

@@ -62,6 +62,11 @@ class TouchReported(msgspec.Struct, frozen=True, kw_only=True):
     meaning: str
     ply: int
     at: float
+    hand: chess.Color | None = None
+    """Whose hand the engine takes it to be: the player having the move for his own pieces, the
+    other player for his own pieces that the player having the move cannot capture (his reply
+    begun early: two hands on the board); ``None`` when either may be (a piece the player having
+    the move can capture: the move that follows tells), or nobody's (a piece knocked off)."""
 
 
 class ClockPressed(msgspec.Struct, frozen=True, kw_only=True):

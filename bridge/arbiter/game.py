@@ -10,12 +10,15 @@ move, take it back, start again from a position, raise an alert, end the game. P
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import chess
 import msgspec
 
-from bridge.arbiter import alerts, judge, positions, touch
+from bridge.arbiter import alerts, judge, lines, positions, touch
 from bridge.arbiter.clock import Clock
 from bridge.arbiter.facts import AlertRaised, CompletedBy, Fact, GameEnded, MovePlayed
+from bridge.arbiter.lines import Found, Seen
 from bridge.arbiter.rules import Edition
 from bridge.arbiter.state import Turn
 from drivers.events import Occupant
@@ -56,6 +59,42 @@ class Previous(msgspec.Struct):
     """The touches of that move: they count again if it is taken back (7.5.1: 4.3 applies)."""
     board: chess.Board | None = None
     """The position itself, made only when a revision is looked for (most plies need none)."""
+
+
+class Trail(msgspec.Struct):
+    """Where the moves not recorded yet may lie, while no single move explains the board.
+
+    ``bases`` are the lines of legal moves from the game that explained the board at its last
+    rest (candidates that the board could not tell apart); ``within`` the squares changed since
+    - the moves made since change no other (``lines``). A move recorded starts a new trail.
+    """
+
+    within: int
+    """A mask of the squares the moves since ``bases`` may change: those that differed from the
+    game then, and every square changed since; ``chess.BB_ALL`` when nobody watched (a board
+    read whole after a restart or a reconnect)."""
+    bases: list[tuple[chess.Move, ...]] = msgspec.field(default_factory=lambda: [()])
+    unheard: int = 0
+    """The plies of each base made while nobody listened (recorded as ``reconstructed``)."""
+    since: float = float("-inf")
+    """When the bases last explained the board: every piece put down after it is a move's."""
+    search_at: float | None = None
+    """When the board, changed and not explained by one move, is searched once it rests."""
+    report_at: float | None = None
+    """When ``board_mismatch`` is raised if nothing explains the board by then."""
+    reported: bool = False
+    """``board_mismatch`` was raised for this irregularity: once is enough."""
+    found: Found | None = None
+    """What the last search found."""
+
+    @classmethod
+    def watched(cls, squares: Iterable[chess.Square], since: float) -> Trail:
+        """A trail from the game at ``since``, with ``squares`` (where the board differs from it)
+        in reach."""
+        within = 0
+        for sq in squares:
+            within |= chess.BB_SQUARES[sq]
+        return cls(within=within, since=since)
 
 
 class Game:
@@ -122,6 +161,8 @@ class Game:
         """A candidate whose piece was lifted again: sliding on, or taken by the opponent."""
         self.suspended_touches = 0
         """How many touches of the ply came before the suspended candidate's piece was lifted."""
+        self.suspended_from: chess.Square | None = None
+        """The square whose lift suspended it: the moved piece's, or another of the mover's."""
         self.ply = touch.Ply()
         self.unpressed: chess.Color | None = None
         """The player who did not press before the opponent moved: his late press is his."""
@@ -132,6 +173,32 @@ class Game:
         self.displaced: set[chess.Square] = set()
         """Squares reported displaced (7.3 / 7.4.1) and not put right yet."""
         self.moved_on_reported = False
+        self.carried: frozenset[chess.Square] = frozenset()
+        """Squares whose pieces another hand held before the last move landed, still held when it
+        was recorded: a hand holds a piece through the opponent's move, not through its own."""
+        self.early = False
+        """The other hand was at work before the last move landed (two hands on the board)."""
+        self.trail = Trail.watched(self.diff, self.last_change)
+        self.places: dict[chess.Square, list[Seen]] = {}
+        """What was seen on each square since the board last was the game (``lines.Places``)."""
+        self.landed = {chess.WHITE: float("-inf"), chess.BLACK: float("-inf")}
+        """When each player's last recorded move landed: his next is lifted and lands after."""
+
+    def said(self, now: float) -> None:
+        """An irregularity was said now: what the hands did so far is accounted for by it."""
+        self.trail.since = max(self.trail.since, now)
+
+    def put_on(self, square: chess.Square, now: float) -> float:
+        """When a piece was last put on ``square`` (``now`` if it was not seen)."""
+        return next((seen.at for seen in reversed(self.places.get(square, ())) if seen.put), now)
+
+    def seen(self, square: chess.Square, piece: chess.Piece | None, now: float) -> None:
+        """``square`` was seen to change: a piece lifted, or put down (named unless the board
+        cannot tell)."""
+        named = None if piece is None or square in self.inferred else piece
+        seen = self.places.setdefault(square, [])
+        seen.append(Seen(now, piece is not None, named))
+        del seen[:-_PLACES_KEPT]
 
     # -- the moves -------------------------------------------------------------------------
 
@@ -164,23 +231,33 @@ class Game:
         irregular = self.turn.irregular
         if irregular is not None and _same_squares(irregular.completes, move):
             by = CompletedBy.CLOCK  # 2018 7.5.2: the pawn's press completed the promotion
+        changes = positions.move_changes(board, move)
+        changed = tuple(square for square, _ in changes)
+        # Pieces another hand holds (two hands on the board): their lifts are not the mover's.
+        others = (
+            {} if superseded is not None else self.ply.others(changed, self.squares, self.physical)
+        )
+        ply = self.ply.of_mover(others)
         facts: list[Fact] = []
         if superseded is not None:
             alert = touch.revision_alert(board, superseded.move, move, self.edition)
             raised = [] if alert is None else [alert]
         else:
-            late = self.turn.awaiting
+            # A reply begun before the awaited move had landed is the other hand's haste, not a
+            # press forgotten.
+            late = None if self.early else self.turn.awaiting
             raised = touch.move_alerts(
-                board, move, self.ply, late, self.edition, self.same_scan, self.dwell
+                board, move, ply, late, self.edition, self.same_scan, self.dwell
             )
             if late is not None and late != color:
                 self.unpressed = late
-        changes = positions.move_changes(board, move)
-        changed = tuple(square for square, _ in changes)
-        touches = self.ply.touches
+        touches = ply.touches
         if superseded is not None:
             touches = superseded.touches + touches
         self.prev = Previous(self.squares[:], changed, move, touches)
+        seen = lines.landing(self.places, board, move, self.landed[color])
+        landed = now if seen is None else seen
+        self.landed[color] = landed
         san = board.san(move)
         board.push(move)
         self.san.append(san)
@@ -190,8 +267,14 @@ class Game:
             self.diff = set()
         else:
             self.diff = {sq for sq in (*recheck, *changed) if self.physical[sq] != self.squares[sq]}
-        touched = tuple(dict.fromkeys(self.ply.squares))
+        touched = tuple(dict.fromkeys(ply.squares))
+        held = {sq: lift for sq, lift in others.items() if self.physical[sq] is None}
         self._after_record(color, by, await_press=await_press)
+        # Every piece put down since it landed is another move's (or put back).
+        self.trail = Trail.watched(self.diff, landed)
+        self.ply = touch.Ply.carried(held)
+        self.carried = frozenset(sq for sq, (_, at) in held.items() if at < landed)
+        self.early = bool(self.carried)
         facts.append(
             MovePlayed(
                 ply=board.ply(),
@@ -231,8 +314,11 @@ class Game:
         assert hand is not None
         opponent = hand.color != self.board.turn
         if cand is not None and not cand.revision:
-            if opponent and square not in _squares_of(cand.move, self.board):
-                # The opponent starts touching: the candidate had been released (4.7).
+            # The opponent reaching for a piece of his own is no sign that the candidate was
+            # released: he may reach before it lands (two hands on the board). The candidate is
+            # read again with his hand at work, and waits for its dwell or the press.
+            if opponent and piece is not None and square == cand.move.to_square:
+                # The opponent takes the moved piece: it had been released (4.7).
                 self.candidate = None
                 facts.extend(self.record_move(cand.move, cand.revision, CompletedBy.RELEASE, now))
             elif piece is None and (
@@ -244,14 +330,19 @@ class Game:
                 # (he puts it back). Later events say.
                 self.suspended = cand
                 self.suspended_touches = len(self.ply.touches)
+                self.suspended_from = square
         elif suspended is not None and opponent:
             if piece is None:
                 # An opponent's piece lifted: his capture of the moved piece, or the mover taking
                 # a victim on his way. What is put down next tells.
                 self.suspended = suspended
+            elif square != self.suspended_from:
+                # The opponent puts a piece down elsewhere, the moved piece still in the air:
+                # his reply at work while it slides on (two hands on the board).
+                self.suspended = suspended
             else:
-                # The opponent puts a piece down: the pending move had been released (4.7), and
-                # the lifts since it was suspended were his.
+                # The opponent takes the piece lifted (the moved one, or another of the mover's):
+                # the pending move had been released (4.7), and the lifts since were his.
                 touches = self.ply.touches
                 mark = self.suspended_touches
                 self.ply.touches = touches[:mark]
@@ -281,8 +372,7 @@ class Game:
         return marked, None
 
     def _after_record(self, color: chess.Color, by: CompletedBy, *, await_press: bool) -> None:
-        """A new ply begins: the hands' record and the irregularities of the last are over."""
-        self.ply = touch.Ply()
+        """A new ply begins: the irregularities of the last are over."""
         self.judged = None
         self.suspended = None
         self.moved_on_reported = False
@@ -433,6 +523,10 @@ class Game:
     def result(self) -> GameEnded | None:
         """How the game ended, if it did."""
         return self.turn.result
+
+
+_PLACES_KEPT = 8
+"""Changes kept per square: more than a line of moves made before the engine's eyes makes there."""
 
 
 def _same_squares(move: chess.Move | None, other: chess.Move) -> bool:

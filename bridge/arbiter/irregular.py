@@ -25,14 +25,19 @@ from bridge.arbiter import alerts, judge, positions, press
 from bridge.arbiter.alerts import Details
 from bridge.arbiter.facts import CompletedBy, Fact
 from bridge.arbiter.game import Game
+from bridge.arbiter.recovery import Recovery
 from bridge.arbiter.state import Irregular, Stood
 
 
 class Irregularities:
-    """Judges presses and irregular boards on ``game``."""
+    """Judges presses and irregular boards on ``game``; ``recovery`` follows a board that a line
+    of moves explains (two hands on the board), which is never judged as an irregularity."""
 
-    def __init__(self, game: Game) -> None:
+    def __init__(self, game: Game, recovery: Recovery) -> None:
         self.game = game
+        self.recovery = recovery
+        self._excluded: frozenset[chess.Square] = frozenset()
+        """The squares of the other player's hand at work, left out of the judgement made now."""
 
     def judge_press(self, by: chess.Color, now: float) -> list[Fact]:
         """Every press is judged: it completes the presser's move, whatever the board shows."""
@@ -53,20 +58,73 @@ class Irregularities:
             return []  # his clock ran while the opponent moved: he hands it to him to press
         if by == game.board.turn:
             return self.judge_turn(by, now, pressed=True)
+        if game.diff and game.turn.irregular is None:
+            # His reply already made, the opponent's move still unread (two hands on the
+            # board): the line that shows both, his move completed by this press.
+            return self.recovery.follow(now, pressed=by, judging=True) or []
         return []
 
     def judge_turn(self, color: chess.Color, now: float, *, pressed: bool) -> list[Fact]:
-        """The player having the move completed what the board shows (a press, or left still)."""
+        """The player having the move completed what the board shows (a press, or left still).
+
+        A board that a line of legal moves explains is followed, never judged
+        (``recovery.follow``); one that nothing explains, left still, is said
+        (``board_mismatch``).
+        """
         game = self.game
         irregular = game.turn.irregular
         if irregular is not None and irregular.offender != color:
             return []  # the opponent restarts the offender's clock (7.3 / 7.4.2)
         if game.diff and game.judged == tuple(game.physical):
             return []  # the board already judged, pressed again: the same irregularity
+        self._excluded = frozenset()
         verdict = press.on_turn(game.board, game.squares, game.physical, game.diff, self._hands())
+        if irregular is None and not _plain(verdict):
+            followed = self.recovery.follow(now, pressed=color if pressed else None, judging=True)
+            if followed is not None:
+                return followed
         if not pressed and not isinstance(verdict, press.Completes | press.Illegal):
-            return []  # a clockless board left still: only a move is completed by waiting
+            # A board without a clock left still: only a move is completed by waiting, and a
+            # board nothing explains is said.
+            if isinstance(verdict, press.NoMove) or irregular is not None:
+                return []
+            return self.recovery.unexplained(now)
         return self._apply(verdict, color, now, pressed=pressed)
+
+    def still_due(self) -> bool:
+        """A board without a clock, unexplained: it is judged once left still ``illegal_after``.
+
+        Only once a piece of the player who would complete it stands where the game has none
+        of its own: the side to move's, or the last mover's while his move is revisable (a
+        second move of his in one turn, a piece moved on where it cannot go).
+        """
+        game = self.game
+        if (
+            not game.diff
+            or game.candidate is not None
+            or game.turn.irregular is not None
+            or game.turn.unexplained is not None
+            or game.still_reported
+            or game.result is not None
+            or game.clock.connected
+        ):
+            return False
+        later = judge.judged_later(
+            game.squares, game.physical, game.diff, game.board.turn, game.turn.revisable
+        )
+        return later is not None
+
+    def judge_still(self, now: float) -> list[Fact]:
+        """A board without a clock left still ``illegal_after``: completed by the player whose
+        piece arrived - the side to move (``judge_turn``), or the last mover while his move is
+        revisable (as at his press: two moves in one turn, a piece moved on)."""
+        game = self.game
+        color = judge.judged_later(
+            game.squares, game.physical, game.diff, game.board.turn, game.turn.revisable
+        )
+        if color is None or color == game.board.turn:
+            return self.judge_turn(game.board.turn, now, pressed=False)
+        return self._after_own_move(color, now, pressed=False)
 
     def reply_to_illegal(self, now: float) -> list[Fact]:
         """The opponent replied to an illegal move instead of claiming: the move stands.
@@ -106,6 +164,7 @@ class Irregularities:
         if moved is None:
             return []
         game.moved_on_reported = True
+        game.said(now)
         game.displaced.update((moved.from_square, moved.to_square))
         # The lift of that piece was his, not a touch by the player having the move.
         game.ply.touches = [t for t in game.ply.touches if t.square != moved.from_square]
@@ -137,12 +196,16 @@ class Irregularities:
 
     # -- what the board shows at a press -------------------------------------------------------
 
-    def _after_own_move(self, color: chess.Color, now: float) -> list[Fact]:
-        """The mover pressed after his recorded move: the board must be the game after it."""
+    def _after_own_move(
+        self, color: chess.Color, now: float, *, pressed: bool = True
+    ) -> list[Fact]:
+        """The mover pressed after his recorded move: the board must be the game after it, but
+        for the opponent's hand already at work (two hands on the board)."""
         game = self.game
         prev = game.prev
         if not game.diff or prev is None or game.result is not None:
             return []
+        self._excluded = self._other_hand()
         verdict = press.after_own_move(
             game.prev_board(),
             prev.game,
@@ -150,12 +213,37 @@ class Irregularities:
             prev.changed,
             game.squares,
             game.physical,
-            game.diff,
+            game.diff - self._excluded,
             self._hands(),
         )
         if verdict is None:
             return []
-        return self._apply(verdict, color, now, pressed=True)
+        followed = self.recovery.follow(now, pressed=color if pressed else None, judging=True)
+        if followed is not None:
+            return followed
+        return self._apply(verdict, color, now, pressed=pressed)
+
+    def _other_hand(self) -> frozenset[chess.Square]:
+        """The squares of pieces the player having the move may hold at the other's press: his
+        own, a victim, or both of a capture under way (``positions.holds``) - his reply begun,
+        even before the pressed move landed (two hands on the board). Held on through his own
+        move, such a piece is displaced (``positions.find_move_with_hand``, ``lines``)."""
+        game = self.game
+        arrived = {
+            piece
+            for sq in game.diff
+            if (piece := game.physical[sq]) is not None and piece != game.squares[sq]
+        }
+        squares = [
+            sq
+            for sq in sorted(game.diff)
+            if game.physical[sq] is None and (piece := game.squares[sq]) is not None
+        ]
+        if any(game.squares[sq] in arrived for sq in squares):
+            return frozenset()  # a piece lifted and put down elsewhere: a move, not a hand
+        if 1 <= len(squares) <= 2 and positions.holds(game.board, squares, other=False):
+            return frozenset(squares)
+        return frozenset()
 
     def _hands(self) -> press.Hands:
         """This turn's lifts and places, and the pieces knocked over in it, for ``press``."""
@@ -172,6 +260,7 @@ class Irregularities:
     ) -> list[Fact]:
         """Turn a verdict on the whole board into moves, alerts and the engine's next state."""
         game = self.game
+        game.said(now)
         by = CompletedBy.CLOCK if pressed else CompletedBy.RELEASE
         match verdict:
             case press.Completes(move=move, displaced=displaced):
@@ -196,9 +285,13 @@ class Irregularities:
     def _details(self) -> Details:
         game = self.game
         return {
-            "squares": judge.differing(game.squares, game.physical, game.diff),
+            "squares": judge.differing(game.squares, game.physical, self._diff()),
             "fen": game.board.fen(),
         }
+
+    def _diff(self) -> set[chess.Square]:
+        """The squares judged: where the board differs from the game, but the other hand's."""
+        return self.game.diff - self._excluded
 
     def _illegal_move(
         self, verdict: press.Illegal, color: chess.Color, now: float, *, pressed: bool
@@ -287,8 +380,8 @@ class Irregularities:
         game.judged = tuple(game.physical)
         game.pressed_for = color
         if displacement:
-            return self.displaced_alert(frozenset(game.diff), color, now)
-        squares = judge.differing(game.squares, game.physical, game.diff)
+            return self.displaced_alert(frozenset(self._diff()), color, now)
+        squares = judge.differing(game.squares, game.physical, self._diff())
         alert = alerts.mismatch(color, squares, game.board.fen(), reconnect=False)
         return [game.raise_alert(alert, now)]
 
@@ -316,3 +409,10 @@ class Irregularities:
                 result, reason = "1/2-1/2", f"{count} illegal moves, opponent cannot checkmate"
             facts.append(game.set_result(result, reason, edition.illegal_loss, now))
         return facts
+
+
+def _plain(verdict: press.Verdict | None) -> bool:
+    """A verdict that needs no line of moves to read: a legal move made in full, or nothing."""
+    return isinstance(verdict, press.NoMove) or (
+        isinstance(verdict, press.Completes) and not verdict.displaced
+    )

@@ -104,6 +104,23 @@ def has_arrival(
     return any(_is(physical[sq], color) and not _is(game[sq], color) for sq in diff)
 
 
+def judged_later(
+    game: Squares,
+    physical: Squares,
+    diff: set[chess.Square],
+    turn: chess.Color,
+    revisable: bool,
+) -> chess.Color | None:
+    """The player whose press (or, without a clock, the board left still) judges the board: the
+    side to move once a piece of his stands where the game has none of his own; else, while the
+    last move may be revised, its player once such a piece of his does. ``None``: nobody's."""
+    if has_arrival(game, physical, diff, turn):
+        return turn
+    if revisable and has_arrival(game, physical, diff, not turn):
+        return not turn
+    return None
+
+
 def _castling_shape(
     game: Squares,
     physical: Squares,

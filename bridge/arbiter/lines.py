@@ -16,19 +16,37 @@ does not stall the table (the budget's cost is in docs/benchmarks.md).
 
 Boards that sense occupancy only (a Pegasus; a Certabo tag not learnt) say a square holds *a*
 piece: such squares are ``unknown``, and a line fits when it leaves them occupied. A promotion
-onto such a square is tried as a queen only. Pure: no I/O.
+onto such a square is tried as a queen only.
+
+While the board is watched, it says which squares changed: a line of moves made before the
+engine's eyes changes no other square, so ``within`` confines the search to them (a pawn pushed
+three squares is then no knight's journey out and back by the opponent, which nobody touched).
+
+A board read while a hand is at work shows a piece or two off their squares: ``explain`` puts
+them back, one at a time and two of opposite colours, when the board as read is explained by
+nothing, and takes a line found so when the pieces held are what hands at work hold - the piece
+the player having the move is about to move, the victim he takes, and the other player's own
+piece (his reply begun before the move has landed: two hands on the board). ``follow`` carries
+the search forward from several candidate lines, so that the players going on never put the
+board out of reach. Pure: no I/O.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Final, NamedTuple
 
 import chess
 
+from bridge.arbiter import positions
+
 MAX_PLIES: Final = 8
 """The longest line looked for: four moves of each side."""
+
+WATCHED_PLIES: Final = 16
+"""The longest line looked for on a watched board: what the hands did keeps the search small,
+and players who never let the board rest go on without the game falling out of reach."""
 
 BUDGET: Final = 3_000
 """Moves tried before the search gives up: a board nothing explains must not stall the table
@@ -39,6 +57,54 @@ _CASTLING_TO: Final = chess.BB_A1 | chess.BB_H1 | chess.BB_A8 | chess.BB_H8
 """python-chess masks castling moves by the rook's square."""
 
 Line = tuple[chess.Move, ...]
+
+
+class Seen(NamedTuple):
+    """A change read on a square while the board was watched."""
+
+    at: float
+    put: bool
+    """A piece put down; else one lifted."""
+    piece: chess.Piece | None = None
+    """The piece put down; ``None`` when the board cannot name it (occupancy only)."""
+
+
+Places = Mapping[chess.Square, Sequence[Seen]]
+"""What was seen on each square, oldest first."""
+
+
+class Watch(NamedTuple):
+    """What the engine saw of the hands while the moves it looks for were made.
+
+    A line of moves made before its eyes changes no square outside ``within``; it lifts each
+    move's piece before it lands and lands each player's moves in the order he made them - one
+    hand, one move after another; the other player's may come between (two hands on the
+    board); and every piece put down after ``since`` is one of its moves' (landing, or sliding
+    on its way) or put back where a piece stood: a piece put where no move of the line goes is
+    a move the line leaves out.
+    """
+
+    within: int = chess.BB_ALL
+    """A mask of the squares the moves may change."""
+    places: Places | None = None
+    """What was seen on each square; ``None``: nobody watched (a board read whole)."""
+    since: float = float("-inf")
+    after: tuple[float, float] = (float("-inf"), float("-inf"))
+    """When Black's and White's moves before the line landed (``chess.BLACK`` is 0)."""
+    scan: float = 0.0
+    """Seconds between two readings of a board that reads itself whole at a slow pace (about
+    a second); 0 for a board that reports each change. There a piece put down and taken again
+    within one reading is never seen: a landing is the change seen at the next reading (of any
+    piece), up to a reading late."""
+
+    @property
+    def hands(self) -> bool:
+        """The hands were seen at work (one of each player's may be held: two hands)."""
+        return self.places is not None
+
+
+UNWATCHED: Final = Watch()
+"""Nobody watched: any square, any order (a board read whole after a restart)."""
 
 
 class Found(NamedTuple):
@@ -57,6 +123,17 @@ class Found(NamedTuple):
     def line(self) -> Line | None:
         """The one line that explains the board, if there is exactly one and it is certain."""
         return self.lines[0] if len(self.lines) == 1 and not self.exhausted else None
+
+
+class Explained(NamedTuple):
+    """What ``explain`` (or ``follow``) found: the line, what the search saw, the hands."""
+
+    line: Line | None
+    """The one line that leaves the board read (with ``held`` back), if it is certain."""
+    found: Found
+    """The search that decided: its lines (two or more: the board cannot tell them apart)."""
+    held: tuple[chess.Square, ...] = ()
+    """Squares whose pieces are in a hand at work after ``line`` (empty on the board)."""
 
 
 class _ExhaustedError(Exception):
@@ -126,15 +203,19 @@ def search(
     *,
     max_plies: int = MAX_PLIES,
     budget: int = BUDGET,
+    watch: Watch = UNWATCHED,
 ) -> Found:
     """The shortest lines of legal moves of ``board`` that leave ``squares`` (a1 first).
 
-    ``unknown``: squares the board reads as occupied by a piece it cannot identify.
+    ``unknown``: squares the board reads as occupied by a piece it cannot identify. ``watch``:
+    what was seen of the hands meanwhile (``Watch``), which the lines must agree with.
     """
     goal = _Goal(squares, unknown)
     if goal.reached(board):
         return Found(((),), 0, False)
-    walk = _Walk(board.copy(stack=False), goal, budget)
+    if watch.hands:
+        max_plies = max(max_plies, WATCHED_PLIES)
+    walk = _Walk(board.copy(stack=False), goal, budget, watch)
     for plies in range(1, max_plies + 1):
         try:
             walk.walk(plies)
@@ -145,24 +226,166 @@ def search(
     return Found((), max_plies, False, budget - walk.budget)
 
 
+def explain(
+    board: chess.Board,
+    squares: Sequence[chess.Piece | None],
+    unknown: Collection[chess.Square] = (),
+    *,
+    watch: Watch = UNWATCHED,
+    budget: int = BUDGET,
+    barred: Collection[chess.Square] = (),
+) -> Explained:
+    """The one line of ``board`` that leaves ``squares``, or leaves them with pieces in a hand.
+
+    A square that reads empty where ``board`` has a piece may be the piece a player holds: when
+    no line leaves the board as read (within half the budget), it is searched with each such
+    piece back, then with two of opposite colours back. A line found so is taken when it is the
+    only one, the pieces held are what hands at work hold after it (``in_hand``), and a search
+    that gave up did so at least two plies beyond it. Not on a board that senses occupancy only
+    (``unknown``): it cannot tell a piece in the hand from a capture made unheard. ``barred``:
+    squares whose pieces cannot be in a hand (held already through a move of their own side).
+    Where the hands were seen at work (``watch``), one of each player's may be held (two hands
+    on the board); a board read whole after a restart is not taken for two hands.
+    """
+    found = search(board, squares, unknown, budget=budget // 2, watch=watch)
+    if found.lines or unknown:
+        return Explained(found.line, found)
+    budget -= found.tried
+    colors = {
+        sq: piece.color
+        for sq in chess.SQUARES
+        if squares[sq] is None and (piece := board.piece_at(sq)) is not None and sq not in barred
+    }
+    empty = list(colors)
+    pairs = [(a, b) for i, a in enumerate(empty) for b in empty[i + 1 :] if colors[a] != colors[b]]
+    gave_up = [found] if found.exhausted else []
+    singles: list[tuple[chess.Square, ...]] = [(sq,) for sq in empty]
+    left = len(singles) + len(pairs)
+    for supposed in (singles, pairs):
+        explained: list[tuple[Found, tuple[chess.Square, ...]]] = []
+        for held in supposed:
+            goal = list(squares)
+            for sq in held:
+                goal[sq] = board.piece_at(sq)
+            # Each supposition its share: one that cannot be (a piece gone with nothing to
+            # take it) must not use up the others'.
+            share = budget // left
+            left -= 1
+            in_hand = search(board, goal, budget=share, watch=watch)
+            budget -= in_hand.tried
+            if in_hand.lines and in_hand_after(board, in_hand.lines[0], held, other=watch.hands):
+                explained.append((in_hand, held))
+            elif in_hand.exhausted:
+                gave_up.append(in_hand)
+        if explained:
+            first, held = explained[0]
+            line = first.line if len(explained) == 1 else None
+            # Taken when no line without a piece in the hand can be as short, with a margin of
+            # a move of each side: a search that gave up after depth d found none shorter.
+            if line is not None and all(len(line) <= g.plies - 2 for g in gave_up):
+                return Explained(line, first, held)
+            return Explained(None, first, held)
+    return Explained(None, gave_up[0] if gave_up else found)
+
+
+def follow(
+    board: chess.Board,
+    bases: Sequence[Line],
+    squares: Sequence[chess.Piece | None],
+    unknown: Collection[chess.Square] = (),
+    *,
+    watch: Watch = UNWATCHED,
+    budget: int = BUDGET,
+    barred: Collection[chess.Square] = (),
+) -> Explained:
+    """``explain`` carried forward: the lines that go on from one of ``bases`` (candidate lines
+    from ``board`` that explained the board earlier) and leave ``squares``, shortest first.
+
+    The line is certain when exactly one base goes on to the board read, by one certain line,
+    and no other base goes on as briefly (or gave up). ``found`` holds the whole lines.
+    """
+    best: list[tuple[Line, Explained]] = []
+    gave_up: Found | None = None
+    for base in bases:
+        end = _after(board, base)
+        shown = explain(
+            end,
+            squares,
+            unknown,
+            watch=watch,
+            budget=budget // len(bases),
+            barred=barred,
+        )
+        if not shown.found.lines:
+            if shown.found.exhausted and gave_up is None:
+                gave_up = shown.found
+            continue
+        if best and len(shown.found.lines[0]) > len(best[0][1].found.lines[0]):
+            continue
+        if best and len(shown.found.lines[0]) < len(best[0][1].found.lines[0]):
+            best = []
+        best.append((base, shown))
+    if not best:
+        found = gave_up or Found((), MAX_PLIES, False)
+        return Explained(None, Found((), found.plies, found.exhausted, found.tried))
+    whole = tuple(base + line for base, shown in best for line in shown.found.lines)
+    base, shown = best[0]
+    plies = len(whole[0])
+    exhausted = gave_up is not None or any(shown.found.exhausted for _, shown in best)
+    found = Found(whole, plies, exhausted, sum(s.found.tried for _, s in best))
+    if len(best) == 1 and shown.line is not None and not exhausted:
+        return Explained(base + shown.line, found, shown.held)
+    return Explained(None, found, shown.held)
+
+
+def in_hand_after(
+    board: chess.Board, line: Line, squares: Iterable[chess.Square], *, other: bool
+) -> bool:
+    """Whether pieces lifted from ``squares`` after ``line`` are what hands at work hold
+    (``positions.holds``: the player having the move's; with ``other``, one of each's)."""
+    return positions.holds(_after(board, line), list(squares), other=other)
+
+
+def _after(board: chess.Board, line: Line) -> chess.Board:
+    after = board.copy(stack=False)
+    for move in line:
+        after.push(move)
+    return after
+
+
 class _Walk:
     """A depth-first walk through the lines of one length (see the module docstring)."""
 
-    def __init__(self, board: chess.Board, goal: _Goal, budget: int) -> None:
+    def __init__(
+        self,
+        board: chess.Board,
+        goal: _Goal,
+        budget: int,
+        watch: Watch,
+    ) -> None:
+        self.root = board.copy(stack=False)
+        self.since = watch.since
         self.board = board
         self.goal = goal
         self.budget = budget
+        self.within = watch.within
+        self.places = watch.places
+        self.scan = watch.scan
+        self.landed = {chess.BLACK: watch.after[chess.BLACK], chess.WHITE: watch.after[chess.WHITE]}
+        """When each player's last move (of the line so far) landed (with ``places``)."""
+        self.used: set[tuple[chess.Square, float]] = set()
+        """The pieces put down that moves of the line so far landed as: each lands one."""
         self.lines: list[Line] = []
         self.line: list[chess.Move] = []
-        self.dead: set[tuple[int, ...]] = set()
+        self.dead: set[tuple[object, ...]] = set()
 
     def walk(self, plies: int) -> None:
         board = self.board
         if plies == 0:
-            if self.goal.reached(board):
+            if self.goal.reached(board) and self._accounts():
                 self.lines.append(tuple(self.line))
             return
-        key = (
+        key: tuple[object, ...] = (
             board.pawns,
             board.knights,
             board.bishops,
@@ -174,24 +397,47 @@ class _Walk:
             board.castling_rights,
             board.ep_square or -1,
             plies,
+            self.landed[chess.WHITE],
+            self.landed[chess.BLACK],
+            *sorted(self.used),
         )
         if key in self.dead:
             return
         moves = self._moves(plies)
         found = len(self.lines)
+        color = board.turn
+        before = self.landed[color]
         for move in moves:
             self.budget -= 1
             if self.budget < 0:
                 raise _ExhaustedError
+            claimed = None
+            if self.places is not None:
+                used = () if self.scan else self.used
+                landed = landing(self.places, self.board, move, before, self.scan, used=used)
+                if landed is None:
+                    continue  # no piece was put there after the player's move before
+                self.landed[color] = landed
+                claimed = (move.to_square, landed)
+                self.used.add(claimed)
             board.push(move)
             self.line.append(move)
             self.walk(plies - 1)
             self.line.pop()
             board.pop()
+            self.landed[color] = before
+            if claimed is not None:
+                self.used.discard(claimed)
             if len(self.lines) > 1:
                 return
         if len(self.lines) == found:
             self.dead.add(key)
+
+    def _accounts(self) -> bool:
+        """Whether the line accounts for every piece put down since ``since`` (``accounts``)."""
+        if self.places is None:
+            return True
+        return accounts(self.root, tuple(self.line), self.places, self.since)
 
     def _moves(self, plies: int) -> list[chess.Move]:
         """The moves worth trying with ``plies`` plies left (none when the goal is too far)."""
@@ -233,7 +479,10 @@ class _Walk:
                 | (goal.unknown & ~board.occupied_co[mover])
                 | _CASTLING_TO
             )
-        moves = board.generate_legal_moves(from_mask, to_mask)
+        within = self.within
+        moves = board.generate_legal_moves(from_mask & within, to_mask & within)
+        if within != chess.BB_ALL:
+            moves = (m for m in moves if _changes_within(board, m, within))
         if not goal.unknown:
             return list(moves)
         return [
@@ -242,6 +491,85 @@ class _Walk:
             if m.promotion in (None, chess.QUEEN)
             or not goal.unknown & chess.BB_SQUARES[m.to_square]
         ]
+
+
+def accounts(board: chess.Board, line: Line, places: Places, since: float) -> bool:
+    """Whether ``line`` (from ``board``) accounts for every piece seen put down after ``since``:
+    on a square one of its moves changes or slides across, or put back where a piece stood."""
+    reached = 0
+    after = board.copy(stack=False)
+    for move in line:
+        reached |= chess.between(move.from_square, move.to_square)
+        for square, _ in positions.move_changes(after, move):
+            reached |= chess.BB_SQUARES[square]
+        after.push(move)
+    for square, seen in places.items():
+        if reached & chess.BB_SQUARES[square]:
+            continue
+        stood = board.piece_at(square)
+        for change in seen:
+            if (
+                change.put
+                and change.at > since
+                and (stood is None or change.piece not in (None, stood))
+            ):
+                return False
+    return True
+
+
+def landing(
+    places: Places,
+    board: chess.Board,
+    move: chess.Move,
+    after: float,
+    scan: float = 0.0,
+    *,
+    used: Collection[tuple[chess.Square, float]] = (),
+) -> float | None:
+    """When the piece of the legal ``move`` of ``board`` was put on its square: the first time
+    at or after ``after`` (the player's move before landed) and after it was lifted - one hand
+    lifts a piece after its move before has landed, and puts it down after that. ``None``: it
+    was not seen to. ``scan``: on a board read about once a second, the landing is any change
+    seen on the square, and the move before may have landed up to a reading before it was
+    seen (``Watch.scan``). ``used``: the landings of other moves.
+    """
+    piece = board.piece_at(move.from_square)
+    if piece is None:
+        return None
+    if move.promotion:
+        piece = chess.Piece(move.promotion, piece.color)
+    lifted = next(
+        (
+            seen.at
+            for seen in places.get(move.from_square, ())
+            if (scan or not seen.put) and seen.at >= after - scan
+        ),
+        None,
+    )
+    if lifted is None:
+        return None  # its piece did not leave its square since
+    for seen in places.get(move.to_square, ()):
+        if (
+            seen.put
+            and seen.at >= lifted
+            and (scan or seen.piece in (None, piece))
+            and (move.to_square, seen.at) not in used
+        ):
+            return seen.at
+    return None
+
+
+def _changes_within(board: chess.Board, move: chess.Move, within: int) -> bool:
+    """Whether every square ``move`` changes is in the mask ``within`` (its origin and target
+    are: the caller asked python-chess for those): an en passant victim's, a castling's."""
+    if board.is_en_passant(move):
+        victim = move.to_square + (-8 if board.turn == chess.WHITE else 8)
+        return bool(within & chess.BB_SQUARES[victim])
+    if board.is_castling(move):
+        rank = move.from_square & ~7
+        files = (6, 5) if board.is_kingside_castling(move) else (2, 3)
+        return all(within & chess.BB_SQUARES[rank + f] for f in files)
+    return True
 
 
 def _knight_distances() -> list[list[int]]:

@@ -66,6 +66,79 @@ def find_move(
     return None
 
 
+def find_move_with_hand(
+    board: chess.Board,
+    game: Squares,
+    physical: Squares,
+    diff: Collection[chess.Square],
+    carried: Collection[chess.Square] = (),
+) -> tuple[chess.Move, frozenset[chess.Square]] | None:
+    """The legal move of ``board`` the squares show, with the opponent's hand already at work.
+
+    Two hands on the board: the opponent reaches for his reply before the mover's piece has
+    landed. The answer is the one legal move whose squares all show what it puts there, every
+    other square of ``diff`` (one or two) reading empty where the game has a piece that the
+    opponent, to move after it, may be holding (``holds``); and those squares. ``carried``:
+    squares whose pieces were already held when the last move was recorded - a hand holds a
+    piece through the opponent's move, not through its own.
+    """
+    if not 3 <= len(diff) <= 6:
+        return None
+    found: list[tuple[chess.Move, frozenset[chess.Square]]] = []
+    for move, rest in legal_with_displaced(board, game, physical, diff):
+        if not 1 <= len(rest) <= 2 or any(physical[sq] is not None or sq in carried for sq in rest):
+            continue
+        after = board.copy(stack=False)
+        after.push(move)
+        if holds(after, rest, other=False):
+            found.append((move, rest))
+    return found[0] if len(found) == 1 else None
+
+
+def holds(board: chess.Board, squares: Collection[chess.Square], *, other: bool = True) -> bool:
+    """Whether pieces of ``board`` lifted from ``squares`` are what hands at work hold.
+
+    One piece: the player having the move holds one of his own (to move it, or to adjust it),
+    or a piece he can capture (its victim is often lifted first). Two pieces: both of a capture
+    under way, or, with ``other``, one of each player's: the other player reached for his reply
+    before the move of the player having it has landed (two hands on the board). (The other
+    player alone holding one of his own is not a hand at work: he has just moved.)
+    """
+    turn = board.turn
+    held = list(squares)
+    if len(held) == 1:
+        (square,) = held
+        return board.color_at(square) == turn or _capturable(board, square)
+    if len(held) != 2:
+        return False
+    a, b = held
+    for move in board.generate_legal_moves(
+        chess.BB_SQUARES[a] | chess.BB_SQUARES[b], chess.BB_SQUARES[a] | chess.BB_SQUARES[b]
+    ):
+        if {move.from_square, move.to_square} == {a, b}:
+            return True
+    ep = board.ep_square
+    if ep is not None:
+        for move in board.generate_legal_ep(chess.BB_SQUARES[a] | chess.BB_SQUARES[b]):
+            if {move.from_square, _ep_victim(board, move)} == {a, b}:
+                return True
+    colors = {board.color_at(a), board.color_at(b)}
+    return other and colors == {chess.WHITE, chess.BLACK}
+
+
+def _capturable(board: chess.Board, square: chess.Square) -> bool:
+    """A piece of the player not having the move that the player having it can capture."""
+    if board.color_at(square) != (not board.turn):
+        return False
+    if any(board.generate_legal_moves(chess.BB_ALL, chess.BB_SQUARES[square])):
+        return True
+    return any(_ep_victim(board, move) == square for move in board.generate_legal_ep())
+
+
+def _ep_victim(board: chess.Board, move: chess.Move) -> chess.Square:
+    return chess.square(chess.square_file(move.to_square), chess.square_rank(move.from_square))
+
+
 def legal_with_displaced(
     board: chess.Board, game: Squares, physical: Squares, diff: Collection[chess.Square]
 ) -> list[tuple[chess.Move, frozenset[chess.Square]]]:

@@ -22,9 +22,10 @@ from typing import Final
 
 import chess
 
-from bridge.arbiter import alerts, lines, positions, touch
+from bridge.arbiter import alerts, judge, lines, positions, touch
+from bridge.arbiter.bursts import SLOW_SCAN
 from bridge.arbiter.facts import CompletedBy, Fact
-from bridge.arbiter.game import Game
+from bridge.arbiter.game import Game, Trail
 from bridge.arbiter.state import State
 from drivers.events import BoardSnapshot, ClockSide, Occupant, UnknownPiece
 
@@ -35,27 +36,30 @@ A board read at a restart or a reconnect can catch a piece in the hand; a moment
 put down and the board is explained.
 """
 
+SEARCH_AFTER: Final = 0.4
+"""Seconds a watched board that no single move explains must rest before it is searched: the
+engine's dwell on a DGT board (hands move on within it), less than a scan of a slow board."""
+
 HELD_AFTER: Final = 3 * MISMATCH_AFTER
 """The same when the last change was a lift, or pieces are missing: probably in a hand."""
 
 
 class Recovery:
-    """Reads ``game``'s board whole, and the presses its memory kept."""
+    """Reads ``game``'s board whole, follows it when no single move explains it, and reads the
+    presses the board's memory kept."""
 
-    def __init__(self, game: Game, settle: float) -> None:
+    def __init__(self, game: Game, settle: float, *, scan: float = 0.0) -> None:
         self.game = game
         self.settle = settle
         """Seconds the board must rest before it is searched again (the engine's dwell)."""
+        self.slow = scan >= SLOW_SCAN
+        """The board reads itself whole about once a second (``lines.Watch.scan``)."""
+        self.scan = scan if self.slow else 0.0
+        self.rest_after = min(settle, SEARCH_AFTER) + (scan if self.slow else 0.0)
+        """Seconds a watched board no single move explains must rest before it is searched: on
+        a slow board, until a reading has shown it unchanged (a hand may be in mid-move)."""
         self.seen_board = False
         """A full reading came before the first move (the orientation is known)."""
-        self.search_at: float | None = None
-        """``MISMATCH``: when the board, changed, is searched again."""
-        self.report_at: float | None = None
-        """``MISMATCH``: when ``board_mismatch`` is raised if nothing explains the board."""
-        self.reported = False
-        """``board_mismatch`` was raised for this mismatch: once is enough."""
-        self.found: lines.Found | None = None
-        """What the last search found."""
 
     def on_snapshot(self, event: BoardSnapshot, now: float) -> list[Fact]:
         """The board read whole: the truth, and the moves it shows were made meanwhile."""
@@ -84,31 +88,46 @@ class Recovery:
             game.turn.restored()
             self.settled()
             return []
+        # Nobody watched: the moves made meanwhile may have gone anywhere. The lines found now
+        # are carried forward while the players go on.
+        reported = game.trail.reported
+        game.trail = Trail(within=chess.BB_ALL, reported=reported, since=now)
+        game.places.clear()
         return self.reconstruct(now)
 
     def changed(self, now: float, *, lifted: bool) -> list[Fact]:
         """``MISMATCH``: the board changed. Back to the game, or searched once it rests."""
+        trail = self.game.trail
         if not self.game.diff:
             self.settled()
             return []
-        self.search_at = None if lifted else now + self.settle
-        if not self.reported:
-            self.report_at = now + (HELD_AFTER if lifted else MISMATCH_AFTER)
+        trail.search_at = None if lifted else now + self.settle
+        if not trail.reported:
+            trail.report_at = now + (HELD_AFTER if lifted else MISMATCH_AFTER)
         return []
+
+    def rest(self, now: float) -> None:
+        """The board changed and no single move explains it: search it once it rests (a moment:
+        a move of the line found that may still be on its way waits for the dwell)."""
+        self.game.trail.search_at = now + self.rest_after
 
     def due(self) -> float | None:
         """When ``fire`` must next be called, or ``None``."""
-        times = [t for t in (self.search_at, self.report_at) if t is not None]
+        trail = self.game.trail
+        times = [t for t in (trail.search_at, trail.report_at) if t is not None]
         return min(times) if times else None
 
     def fire(self, now: float) -> list[Fact]:
         """The board rested: search it again; or it stays unexplained: say so."""
+        trail = self.game.trail
         facts: list[Fact] = []
-        if self.search_at is not None and now >= self.search_at:
-            self.search_at = None
-            facts.extend(self.reconstruct(now))
-        if self.report_at is not None and now >= self.report_at:
-            facts.extend(self.report(now))
+        mismatch = self.game.turn.unexplained is not None
+        if trail.search_at is not None and now >= trail.search_at:
+            trail.search_at = None
+            facts.extend(self.reconstruct(now) if mismatch else self.follow(now) or [])
+        trail = self.game.trail  # a line recorded starts a new one
+        if trail.report_at is not None and now >= trail.report_at:
+            facts.extend(self.report(now) if mismatch else self._report_watched(now))
         return facts
 
     def reconstruct(self, now: float, *, pressed: bool = False) -> list[Fact]:
@@ -118,110 +137,201 @@ class Recovery:
         Whether the line's players pressed the clock is not known: no press is awaited.
         """
         game = self.game
-        line, found = self._explain()
-        if line is not None:
-            return self.record_line(line, now)
-        self.found = found
+        shown = self._search()
+        if shown.line is not None:
+            return self.record_line(shown.line, now)
+        self._carry(shown)
         if game.turn.state is not State.MISMATCH:
             game.turn.mismatch(now)
         if pressed:
             return self.report(now)
-        if not self.reported:
+        trail = game.trail
+        if not trail.reported:
             # Fewer pieces on the board than in the game, and no capture explains it: pieces in
             # a hand, perhaps moved unheard before they were lifted. They are given longer.
-            held = game.physical.count(None) > game.squares.count(None)
-            self.report_at = now + (HELD_AFTER if held else MISMATCH_AFTER)
+            trail.report_at = now + (HELD_AFTER if self._held() else MISMATCH_AFTER)
         return []
 
-    def _explain(self) -> tuple[lines.Line | None, lines.Found]:
-        """The one line that leaves the board read, or with pieces of it in the hand.
+    def follow(
+        self, now: float, *, pressed: chess.Color | None = None, judging: bool = False
+    ) -> list[Fact] | None:
+        """The board watched, at rest (or pressed), that no single move explains: follow it.
 
-        A square that reads empty where the game has a piece may be the piece a player holds,
-        about to move it, or the victim he took off first (a hand at work is not a mismatch):
-        when no line leaves the board as read (within half the budget), the board is searched
-        with each such piece back, then with two of opposite colours back (a capture under
-        way). A line found so is taken when it is the only one, and a search that gave up did so
-        at least two plies beyond it. Not on a board that senses occupancy only.
+        The one line of legal moves (from the game, or from the lines that explained it at an
+        earlier rest) that leaves the board, with a hand perhaps still at work, is recorded as
+        the moves were made: on their release, the presser's by his press. Two lines are never
+        guessed: when ``judging`` (a press, a still board), ``board_mismatch`` at once; else it
+        is said once the board has rested (``report_at``), unless a press or the still board
+        will judge it. ``None``: no line to record - none leads to the board, or the board is
+        the game with pieces in a hand.
         """
         game = self.game
-        found = lines.search(game.board, game.physical, game.inferred, budget=lines.BUDGET // 2)
-        if found.lines or game.inferred:
-            # (A board that senses occupancy only cannot tell a piece in the hand from a
-            # capture made unheard: its reading is explained as read, or not at all.)
-            return found.line, found
-        budget = lines.BUDGET - found.tried
-        colors = {
-            sq: piece.color
-            for sq in sorted(game.diff)
-            if game.physical[sq] is None and (piece := game.squares[sq]) is not None
-        }
-        empty = list(colors)
-        pairs = [
-            (a, b) for i, a in enumerate(empty) for b in empty[i + 1 :] if colors[a] != colors[b]
-        ]
-        gave_up = [found] if found.exhausted else []
-        singles: list[tuple[chess.Square, ...]] = [(sq,) for sq in empty]
-        left = len(singles) + len(pairs)
-        for held in (singles, pairs):
-            explained: list[lines.Found] = []
-            for squares in held:
-                goal = list(game.physical)
-                for sq in squares:
-                    goal[sq] = game.squares[sq]
-                # Each supposition its share: one that cannot be (a piece gone with nothing to
-                # take it) must not use up the others'.
-                share = budget // left
-                left -= 1
-                in_hand = lines.search(game.board, goal, game.inferred, budget=share)
-                budget -= in_hand.tried
-                if in_hand.lines and _in_hand(game.board, in_hand.lines[0], squares):
-                    explained.append(in_hand)
-                elif in_hand.exhausted:
-                    gave_up.append(in_hand)
-            if explained:
-                line = explained[0].line if len(explained) == 1 else None
-                # Taken when no line without a piece in the hand can be as short, with a margin
-                # of a move of each side: a search that gave up after depth d found none shorter.
-                if line is not None and all(len(line) <= g.plies - 2 for g in gave_up):
-                    return line, explained[0]
-                return None, explained[0]
-        return None, gave_up[0] if gave_up else found
+        shown = self._search()
+        if shown.line is not None:
+            line, due = shown.line, None
+            if not judging:
+                line, due = self._released(line, now)
+            facts = self.record_line(line, now, watched=True, pressed=pressed) if line else None
+            game.trail.report_at = None  # the game, with hands at work (or moves on their way)
+            game.trail.search_at = due
+            return facts
+        self._carry(shown)
+        trail = game.trail
+        if shown.found.lines and judging:
+            game.turn.mismatch(now)
+            return self.report(now)
+        if not trail.reported:
+            trail.report_at = game.last_change + (HELD_AFTER if self._held() else MISMATCH_AFTER)
+        return None
+
+    def _released(self, line: lines.Line, now: float) -> tuple[lines.Line, float | None]:
+        """The moves of ``line`` released (4.7), and when to look at the rest again.
+
+        A move whose piece may still be on its way (``positions.is_ambiguous``: a slide, a
+        pawn's first step) is released once it has rested ``settle`` on its square, as any
+        move is; the moves after it wait for it.
+        """
+        game = self.game
+        board = game.board.copy(stack=False)
+        for i, move in enumerate(line):
+            if positions.is_ambiguous(board, move):
+                released = game.put_on(move.to_square, now) + self.settle
+                if released > now:
+                    return line[:i], released
+            board.push(move)
+        return line, None
+
+    def unexplained(self, now: float) -> list[Fact]:
+        """A judgement found nothing on a board no line explains: ``MISMATCH``, said once."""
+        self.game.turn.mismatch(now)
+        return self.report(now)
+
+    def _report_watched(self, now: float) -> list[Fact]:
+        """The watched board stayed unexplained: said once, unless a press judges it - a piece
+        of the side to move, or of the last mover while his move is revisable, stands where the
+        game has none of his (``judge.judged_later``; without a clock, the board left still
+        ``illegal_after``)."""
+        game = self.game
+        trail = game.trail
+        trail.report_at = None
+        if (
+            game.turn.irregular is not None
+            or game.result is not None
+            or not game.diff
+            or (
+                (trail.found is None or not trail.found.lines)
+                and judge.judged_later(
+                    game.squares, game.physical, game.diff, game.board.turn, game.turn.revisable
+                )
+                is not None
+            )
+        ):
+            return []
+        return self.unexplained(now)
+
+    def _search(self) -> lines.Explained:
+        """The lines that lead from the game (or the trail's bases) to the board read."""
+        game = self.game
+        trail = game.trail
+        barred = game.carried if trail.bases == [()] else frozenset()
+        # Squares reported displaced are the irregularity the arbiter was told of, not moves.
+        within = trail.within
+        for sq in game.displaced:
+            within &= ~chess.BB_SQUARES[sq]
+        # Watched, what the hands did is known; after a board read whole, only the board is.
+        watched = trail.within != chess.BB_ALL
+        after = (game.landed[chess.BLACK], game.landed[chess.WHITE])
+        watch = lines.Watch(
+            within, game.places if watched else None, trail.since, after, scan=self.scan
+        )
+        return lines.follow(
+            game.board, trail.bases, game.physical, game.inferred, watch=watch, barred=barred
+        )
+
+    def _carry(self, shown: lines.Explained) -> None:
+        """Several lines explain the board: search on from each of them at the next rest."""
+        game = self.game
+        trail = game.trail
+        trail.found = shown.found
+        found = shown.found
+        if not found.lines or found.exhausted or found.lines == tuple(trail.bases):
+            return
+        unheard = len(found.lines[0]) if trail.within == chess.BB_ALL else trail.unheard
+        fresh = Trail.watched(game.diff, game.last_change)
+        trail.bases, trail.unheard, trail.within = list(found.lines), unheard, fresh.within
+        trail.since = fresh.since
+
+    def _held(self) -> bool:
+        game = self.game
+        return game.physical.count(None) > game.squares.count(None)
 
     def report(self, now: float) -> list[Fact]:
         """``board_mismatch``, once for this mismatch: the arbiter settles it."""
-        self.report_at = None
-        if self.reported:
-            return []
-        self.reported = True
         game = self.game
+        trail = game.trail
+        trail.report_at = None
+        if trail.reported:
+            return []
+        trail.reported = True
         squares = sorted(game.diff)
-        found = self.found or lines.Found((), 0, False)
+        found = trail.found or lines.Found((), 0, False)
         alert = alerts.unexplained_reading(squares, game.board, found)
         return [game.raise_alert(alert, now)]
 
     def settled(self) -> None:
         """The board is the game again, or the game was set: the mismatch is over."""
         self.game.turn.explained()
-        self.search_at = self.report_at = None
-        self.reported = False
-        self.found = None
+        self.game.trail = Trail.watched(self.game.diff, self.game.last_change)
 
-    def record_line(self, line: lines.Line, now: float) -> list[Fact]:
-        """Record moves made while nobody listened (whether they were pressed is not known).
+    def record_line(
+        self,
+        line: lines.Line,
+        now: float,
+        *,
+        watched: bool = False,
+        pressed: chess.Color | None = None,
+        all_unheard: bool = False,
+    ) -> list[Fact]:
+        """Record a line of moves: made while nobody listened (whether they were pressed is not
+        known), or, ``watched``, followed on the board (two hands at work).
 
-        The touches seen meanwhile are not theirs: no touch-move is judged on them.
+        Moves made unheard are ``reconstructed``, and the touches seen meanwhile are not theirs:
+        no touch-move is judged on them. A watched line's moves were made on their release (the
+        ``pressed`` player's first one by his press): the first is judged with the touches of
+        the ply as any move (the other hand's lifts are not the mover's), the ones after it were
+        begun before it was their player's move, which binds nobody. ``all_unheard``: every move
+        was made while nobody listened (an arbiter's ``reconstruct``).
         """
         game = self.game
+        trail = game.trail
+        if all_unheard or trail.within == chess.BB_ALL:
+            unheard = len(line)
+        else:
+            unheard = min(trail.unheard, len(line))
+        watched = watched and game.turn.unexplained is None
+        # The presser's last move of the line is the one his press completes.
+        completed = None
+        for i in range(unheard, len(line)):
+            if pressed is not None and (i % 2 == 0) == (game.board.turn == pressed):
+                completed = i
         self.settled()
         facts: list[Fact] = []
-        for move in line:
-            game.ply = touch.Ply()
-            by = CompletedBy.RECONSTRUCTED
-            facts.extend(game.record_move(move, False, by, now, await_press=False))
+        for i, move in enumerate(line):
+            heard = i >= unheard
+            if not heard or (i == unheard and not watched):
+                game.ply = touch.Ply()
+            if not heard:
+                by = CompletedBy.RECONSTRUCTED
+            elif i == completed:
+                by = CompletedBy.CLOCK
+            else:
+                by = CompletedBy.RELEASE
+            facts.extend(game.record_move(move, False, by, now, await_press=heard))
         for sq in game.inferred:
             if game.physical[sq] is not None and game.squares[sq] is not None:
                 game.physical[sq] = game.squares[sq]
         game.diff = {sq for sq in chess.SQUARES if game.physical[sq] != game.squares[sq]}
+        game.trail = Trail.watched(game.diff, now)
         game.turn.board_changed(bool(game.diff))
         return facts
 
@@ -250,17 +360,3 @@ class Recovery:
             if sensed != start and sensed[::-1] == start:
                 game.rotated = True
         return sensed[::-1] if game.rotated else sensed
-
-
-def _in_hand(board: chess.Board, line: lines.Line, squares: tuple[chess.Square, ...]) -> bool:
-    """Whether pieces lifted from ``squares`` after ``line`` can be a hand at work: the player
-    having the move lifted his piece to move it (or a victim he takes), or both for a capture."""
-    after = board.copy(stack=False)
-    for move in line:
-        after.push(move)
-    legal = list(after.legal_moves)
-    if len(squares) == 2:
-        a, b = squares
-        return any({m.from_square, m.to_square} == {a, b} for m in legal)
-    (square,) = squares
-    return any(square in (m.from_square, m.to_square) for m in legal)

@@ -20,7 +20,7 @@ simultaneous: neither is first. Pure: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Final, NamedTuple
 
 import chess
@@ -333,21 +333,31 @@ class Ply(msgspec.Struct):
         at: float,
         *,
         board: chess.Board,
-        excuse: str | None,
+        excuse: Excuse | None,
     ) -> TouchReported:
         """A piece lifted off ``square``: a touch of the player having the move, unless
-        ``excuse`` says why it is not (then it is the meaning reported)."""
+        ``excuse`` says why it is not, or it is the other player's own piece that the player
+        having the move cannot capture (his hand: two hands on the board, binding nobody)."""
         self.squares.append(square)
         self.lifted[square] = (piece, now)
         king = self.castling_king
         if king is not None and king[0] == square and king[2] is None:
             self.castling_king = (square, king[1], now)
+        turn = board.turn
+        hand: chess.Color | None = piece.color
         if excuse is not None:
-            meaning = excuse
-        else:
+            meaning, hand = excuse
+        elif piece.color == turn:
             self.touches.append(Touch(square=square, piece=piece, at=now))
-            whose = _OWN_TOUCHED if piece.color == board.turn else _OPPONENTS_TOUCHED
-            meaning = whose[piece.piece_type]
+            meaning = _OWN_TOUCHED[piece.piece_type]
+        elif board.piece_at(square) == piece and _can_be_captured(board, square):
+            # His touch (the victim lifted first) or its owner's hand: what follows tells; at
+            # the move, a piece neither captured nor put back was the other hand's.
+            self.touches.append(Touch(square=square, piece=piece, at=now))
+            meaning = _OPPONENTS_TOUCHED[piece.piece_type]
+            hand = None
+        else:
+            meaning = _theirs(piece)
         return TouchReported(
             action=TouchAction.LIFT,
             square=square,
@@ -355,6 +365,7 @@ class Ply(msgspec.Struct):
             meaning=meaning,
             ply=board.ply() + 1,
             at=at,
+            hand=hand,
         )
 
     def place(
@@ -373,6 +384,7 @@ class Ply(msgspec.Struct):
         """A piece put on ``square``: a place, a flicker, or a piece put back."""
         self.squares.append(square)
         lifted = self.lifted.pop(square, None)
+        hand: chess.Color | None = new.color
         if lifted is not None and lifted[0] == new:
             held = now - lifted[1]
             if held <= flicker:
@@ -384,6 +396,8 @@ class Ply(msgspec.Struct):
                     f"{name(new)} put back on its square: an adjustment, legal only if j'adoube "
                     f"was announced (Art. {edition.adjust})"
                 )
+            if new.color != board.turn and game[square] == new and _can_be_captured(board, square):
+                hand = None  # the player having the move's, or its owner's
         else:
             meaning = f"{name(new)} placed"
             if old is not None:
@@ -400,7 +414,44 @@ class Ply(msgspec.Struct):
             meaning=meaning,
             ply=board.ply() + 1,
             at=at,
+            hand=hand,
         )
+
+    def others(
+        self, changed: Collection[chess.Square], game: Squares, physical: Squares
+    ) -> dict[chess.Square, tuple[chess.Piece, float]]:
+        """The pieces lifted from their squares in the game (``game``) that are neither part of
+        the move being recorded (``changed``: the squares it changes) nor back on their squares.
+
+        One hand moves one piece at a time (4.1): a piece still off its square, or replaced,
+        when the player's move is made was lifted by the other hand - the opponent reaching for
+        his reply (two hands on the board). Its touch binds nobody.
+        """
+        lifts = [(t.square, t.piece, t.at) for t in self.touches]
+        lifts += [(sq, piece, at) for sq, (piece, at) in self.lifted.items()]
+        return {
+            sq: (piece, at)
+            for sq, piece, at in lifts
+            if sq not in changed and game[sq] == piece and physical[sq] != piece
+        }
+
+    def of_mover(self, others: Mapping[chess.Square, tuple[chess.Piece, float]]) -> Ply:
+        """This ply without what ``others`` were lifted by: the mover's own hand's record."""
+        if not others:
+            return self
+        return msgspec.structs.replace(
+            self,
+            squares=[sq for sq in self.squares if sq not in others],
+            touches=[
+                t for t in self.touches if t.square not in others or t.at < others[t.square][1]
+            ],
+        )
+
+    @classmethod
+    def carried(cls, held: Mapping[chess.Square, tuple[chess.Piece, float]]) -> Ply:
+        """The next ply, begun by pieces the other hand already holds (lifted, not touches:
+        they were lifted before it was their owner's move)."""
+        return cls(squares=list(held), lifted=dict(held))
 
     def forget(self, squares: set[chess.Square], since: float) -> None:
         """The touches of ``squares`` from ``since`` on were not touches (a knock)."""
@@ -503,6 +554,13 @@ def revision_alert(
     return alerts.revision(edition, first, move, color, number, castling=castling)
 
 
+class Excuse(NamedTuple):
+    """Why a lift is not a touch of the player having the move, and whose hand it was."""
+
+    meaning: str
+    hand: chess.Color | None
+
+
 def excuse(
     square: chess.Square,
     piece: chess.Piece,
@@ -514,7 +572,7 @@ def excuse(
     offender: chess.Color | None,
     knocked: bool,
     displaced: Collection[chess.Square],
-) -> str | None:
+) -> Excuse | None:
     """Why a lift of ``piece`` off ``square`` is not a touch of the player having the move.
 
     ``None`` when it is one. Not a touch: a lift after the end of the game (``over``), by the
@@ -526,16 +584,31 @@ def excuse(
     turn = board.turn
     kind = chess.piece_name(piece.piece_type)
     if over:
-        return f"{kind} lifted after the end of the game"
+        return Excuse(f"{kind} lifted after the end of the game", piece.color)
     if piece.color != turn and awaiting == piece.color:
-        return f"{kind} lifted by the player who just moved, before pressing the clock"
+        return Excuse(
+            f"{kind} lifted by the player who just moved, before pressing the clock", piece.color
+        )
     if piece.color == offender != turn:
-        return f"{kind} lifted by the player who must re-establish the position"
+        return Excuse(f"{kind} lifted by the player who must re-establish the position", offender)
     if knocked:
-        return f"{name(piece)} knocked off its square with others in one scan: not a touch"
+        return Excuse(
+            f"{name(piece)} knocked off its square with others in one scan: not a touch", None
+        )
     if square in displaced and game[square] != piece:
-        return f"{name(piece)} lifted from a square reported displaced: putting it right"
+        return Excuse(
+            f"{name(piece)} lifted from a square reported displaced: putting it right", None
+        )
     return None
+
+
+def _theirs(piece: chess.Piece) -> str:
+    """The meaning of a lift by the player not having the move of one of his own pieces."""
+    owner = _color(piece.color).capitalize()
+    return (
+        f"{name(piece)} lifted by {owner}, who does not have the move: his reply begun (two "
+        "hands on the board); it binds nobody (Art. 4.3 binds the player having the move)"
+    )
 
 
 def name(piece: chess.Piece) -> str:

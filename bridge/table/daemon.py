@@ -591,6 +591,8 @@ def engine_config(options: DaemonOptions) -> EngineConfig:
         config = msgspec.structs.replace(config, dwell=dwell)
     if flicker is not None:
         config = msgspec.structs.replace(config, flicker=flicker)
+    if family.scan is not None:
+        config = msgspec.structs.replace(config, scan=family.scan)
     return config
 
 

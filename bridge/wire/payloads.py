@@ -122,13 +122,19 @@ class MoveData(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class TouchData(msgspec.Struct, frozen=True, kw_only=True):
-    """``event/touch``: one lift or place and its chess meaning."""
+    """``event/touch``: one lift or place, its chess meaning, and whose hand it is taken to be.
+
+    ``hand`` is an addition to the fields of docs/product.md §2: ``null`` when either player's
+    may be (a piece the player having the move can capture: the move that follows tells) or
+    nobody's (a piece knocked off).
+    """
 
     action: Literal["lift", "place"]
     square: str
     piece: str | None
     meaning: str
     ply: int
+    hand: ColorName | None = None
 
 
 class ClockData(msgspec.Struct, frozen=True, kw_only=True):
@@ -520,6 +526,7 @@ def fact_data(fact: Fact) -> tuple[str, str, EventData]:
                 piece=piece,
                 meaning=fact.meaning,
                 ply=fact.ply,
+                hand=_optional_color(fact.hand),
             )
             return "touch", EVENT_TOUCH, touch
         case ClockPressed():

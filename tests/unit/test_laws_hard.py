@@ -305,12 +305,39 @@ def test_legal_move_with_an_own_piece_knocked_off(
     assert kinds(facts) == []
 
 
-def test_opponent_piece_knocked_off_during_a_move() -> None:
-    table = Table()
+@pytest.mark.parametrize("clock", [True, False])
+def test_opponent_piece_off_during_a_move_is_his_hand_until_he_moves_without_it(
+    clock: bool,
+) -> None:
+    # Two hands on the board: Black's f-pawn off its square before e4 lands is his reply
+    # begun - or a pawn knocked off. Nothing tells them apart until he moves: the move stands
+    # as it would alone, nobody is blamed; moving another piece with it still off, the pawn
+    # was displaced.
+    table = Table(clock=clock)
     facts = table.do([Lift(chess.E2), Lift(chess.F7), Place(chess.E4, P("P"))])
-    facts += table.press(chess.WHITE)
+    facts += table.press(chess.WHITE) if clock else table.wait(12.0)
     assert [m.san for m in moves(facts)] == ["e4"]
-    assert kinds(facts) == ["displaced_pieces"]
+    assert kinds(facts) == []
+    facts = table.do([Lift(chess.E7), Place(chess.E5, P("p"))])
+    facts += table.press(chess.BLACK) if clock else table.wait(12.0)
+    assert [m.san for m in moves(facts)] == ["e5"]
+    [alert] = alerts(facts)
+    assert (alert.kind, alert.color, alert.details["squares"]) == (
+        "displaced_pieces",
+        chess.BLACK,
+        ["f7"],
+    )
+
+
+@pytest.mark.parametrize("clock", [True, False])
+def test_opponent_piece_off_during_a_move_put_down_as_his_reply(clock: bool) -> None:
+    table = Table(clock=clock)
+    facts = table.do([Lift(chess.E2), Lift(chess.F7), Place(chess.E4, P("P"))])
+    facts += table.press(chess.WHITE) if clock else []
+    facts += table.do([Place(chess.F5, P("p"))])
+    facts += table.press(chess.BLACK) if clock else table.wait(12.0)
+    assert [m.san for m in moves(facts)] == ["e4", "f5"]
+    assert kinds(facts) == []
 
 
 def test_opponent_moves_while_a_knocked_piece_is_still_off() -> None:

@@ -253,6 +253,7 @@ def test_touch() -> None:
         meaning="own piece lifted",
         ply=2,
         at=3.0,
+        hand=chess.BLACK,
     )
     type_, suffix, data = payloads.fact_data(lift)
     assert (type_, suffix) == ("touch", "event/touch")
@@ -262,6 +263,7 @@ def test_touch() -> None:
         "piece": "n",
         "meaning": "own piece lifted",
         "ply": 2,
+        "hand": "black",
     }
     place = TouchReported(
         action=TouchAction.PLACE, square=chess.A1, piece=None, meaning="unknown", ply=0, at=0.0
@@ -272,6 +274,7 @@ def test_touch() -> None:
         "piece": None,
         "meaning": "unknown",
         "ply": 0,
+        "hand": None,
     }
 
 

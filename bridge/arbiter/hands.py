@@ -1,0 +1,81 @@
+"""Two hands on the board: the opponent reaches for his reply before the mover's piece lands.
+
+On a board without a clock nothing separates the two players' hands, and a player who lifts his
+piece for his reply while his opponent's is still in the air is the normal case, not an edge
+case. Three questions are answered here, on the engine's state (``game.Game``):
+
+* Which move does the board show (``Hands.read``)? The one legal move whose squares show it
+  exactly, or - the other hand already at work - one whose squares all show it, every other
+  square reading empty where the game has a piece the opponent, to move after it, may hold
+  (``positions.find_move_with_hand``). Either only if it accounts for every piece put down since
+  the last move landed (``lines.accounts``): a board read at a reading's pace can show one move
+  where the hands made three (a king out and back, the other hand's reply between).
+* Does an event of the other hand bear on a move that may still be on its way (``beside``)? Not
+  when it is his own piece away from the move's squares: the move waits for its dwell or the
+  press, as it would alone.
+* Whose lift is a lift (``touch``), and what a line of several moves is (``lines``,
+  ``recovery``): elsewhere.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import chess
+
+from bridge.arbiter import lines, positions
+from bridge.arbiter.game import Candidate, Game
+
+
+class Hands:
+    """Reads ``game``'s board with both players' hands at work."""
+
+    def __init__(self, game: Game, *, slow: bool = False) -> None:
+        self.game = game
+        self.slow = slow
+        """The board reads itself whole about once a second (``recovery.Recovery.slow``)."""
+
+    def read(self) -> tuple[chess.Move | None, bool]:
+        """The legal move the board shows, and whether the other hand holds pieces beside it."""
+        game = self.game
+        move = positions.find_move(game.board, game.squares, game.physical, game.diff)
+        if move is not None:
+            # The hands may have done more than the board shows: a line of moves, at rest.
+            return (move, False) if self.accounted(move) else (None, False)
+        if game.turn.irregular is not None or not self.told():
+            return None, False
+        with_hand = positions.find_move_with_hand(
+            game.board, game.squares, game.physical, game.diff, game.carried
+        )
+        if with_hand is not None and self.accounted(with_hand[0]):
+            return with_hand[0], True
+        return None, False
+
+    def told(self) -> bool:
+        """Whether the board tells a hand at work from a move: not when it senses occupancy only
+        (a piece in the hand or a capture made), nor when it reads itself whole once a second
+        (a move made and taken within one reading is never seen). There, the moves are followed
+        when a line of them explains the board at rest (``recovery``)."""
+        game = self.game
+        return not game.inferred & game.diff and not self.slow
+
+    def accounted(self, move: chess.Move) -> bool:
+        """Whether ``move`` accounts for every piece seen put down since the last move landed."""
+        game = self.game
+        return lines.accounts(game.board, (move,), game.places, game.trail.since)
+
+    def beside(
+        self,
+        cand: Candidate,
+        square: chess.Square,
+        old: chess.Piece | None,
+        piece: chess.Piece | None,
+    ) -> bool:
+        """The other player's hand at work beside a move that may still be on its way (two
+        hands on the board): the move waits for its dwell or the press, as it would alone."""
+        game = self.game
+        hand = piece if piece is not None else old
+        assert hand is not None
+        if cand.revision or hand.color == game.mover(cand):
+            return False
+        return square not in {sq for sq, _ in positions.move_changes(game.board, cand.move)}
