@@ -8,6 +8,10 @@ import chess
 import pytest
 
 from bridge.arbiter.bursts import Bursts
+from bridge.arbiter.engine import Arbiter, EngineConfig
+from bridge.arbiter.facts import AlertRaised, Fact
+from drivers import CERTABO_SCAN
+from drivers.events import SquareEmptied
 
 P = chess.Piece.from_symbol
 
@@ -137,3 +141,23 @@ def test_a_capture_and_the_next_lift_in_one_notification_are_no_knock() -> None:
         (0.2, chess.G4, "b", None),
     ]
     assert knocks(events) == []
+
+
+def test_a_knock_on_a_board_read_once_a_second_is_said_once_and_its_timer_ends() -> None:
+    # A Certabo reads the board whole about once a second: three White pieces gone in one
+    # reading is no two hands' work (a knock); a lone lift after it ends the burst, not the
+    # knock's alert, which is raised once - and its deadline is gone, not left in the past.
+    arbiter = Arbiter(EngineConfig(dwell=1.6, flicker=1.2, scan=CERTABO_SCAN))
+    facts: list[Fact] = []
+    for at, square in [(0.0, chess.A1), (0.01, chess.B1), (0.02, chess.C1), (0.5, chess.H7)]:
+        facts += arbiter.feed(SquareEmptied(square=square, at=at), at)
+    for _ in range(50):
+        deadline = arbiter.next_deadline()
+        if deadline is None or deadline > 10.0:
+            break
+        facts += arbiter.handle_timer(max(deadline, 2.0))
+    else:
+        pytest.fail(f"the timer never ends: next deadline {arbiter.next_deadline()}")
+    alerts = [f for f in facts if isinstance(f, AlertRaised)]
+    assert [a.kind for a in alerts] == ["displaced_pieces"]
+    assert {"a1", "b1", "c1"} <= set(alerts[0].details["squares"] or [])  # type: ignore[arg-type]
