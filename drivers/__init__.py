@@ -32,6 +32,11 @@ BLE_FLICKER: Final = 0.3
 as on a DGT board; still shorter than a deliberate lift and put-back (a third of a second)."""
 
 
+CHESSNUT_SCAN: Final = 0.45
+"""Seconds between two notifications of a Chessnut board at most (each holds the whole position,
+sent on a change at Bluetooth LE pace; the vendor publishes no rate): both players' hands can
+act within one, so a notification may show a lift of each (two hands on the board)."""
+
 CERTABO_DWELL: Final = 1.6
 """Dwell for Certabo boards: a reading of the whole board comes about once a second (the
 vendor's own simulator; real boards' rate is unpublished), so a piece slid over a square can
@@ -97,6 +102,7 @@ FAMILIES: Final[Mapping[str, Family]] = MappingProxyType(
                 emulator="drivers.chessnut.emulator:ChessnutEmulator",
                 dwell=BLE_DWELL,
                 flicker=BLE_FLICKER,
+                scan=CHESSNUT_SCAN,
             ),
             Family(
                 "millennium",

@@ -87,6 +87,8 @@ class Timed:
     at: float
     step: Step | None = None
     press: chess.Color | None = None
+    ends: int | None = None
+    """The index of the ply whose last step this is (``plies[ends]`` is physically made)."""
 
 
 def timeline(
@@ -129,8 +131,8 @@ def timeline(
                 # Nobody reaches again at once, nor for a square the move has yet to reach.
                 overlap = Overlap.NONE
         if overlap is Overlap.NONE or len(rest) == 0:
-            for step in rest:
-                out.append(Timed(t, step))
+            for k, step in enumerate(rest):
+                out.append(Timed(t, step, ends=i if k == len(rest) - 1 else None))
                 t += gap
             done[color] = t - gap
             t += pace - gap
@@ -145,9 +147,11 @@ def timeline(
                 t += gap
             reply_gap = gaps[i + 1]
             last_at = t + plies[i].early + reply_gap * (len(early) - 1)
+            whole = overlap is Overlap.WHOLE
             for k, step in enumerate(early):
-                out.append(Timed(t + reply_gap * k, step))
-            out.append(Timed(last_at, rest[-1]))
+                last = whole and k == len(early) - 1
+                out.append(Timed(t + reply_gap * k, step, ends=i + 1 if last else None))
+            out.append(Timed(last_at, rest[-1], ends=i))
             done[color] = last_at
             done[not color] = t + reply_gap * (len(early) - 1)
             t = last_at + pace

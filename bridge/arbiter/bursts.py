@@ -83,7 +83,7 @@ class Burst(msgspec.Struct):
         """
         off = self.off()
         if slow:
-            return not _two_hands(board, off)
+            return not _two_hands(off)
         if len(off) >= 3:
             return True
         if len(off) < 2:
@@ -108,7 +108,7 @@ class Burst(msgspec.Struct):
         return not (pair and chess.square_rank(a) == chess.square_rank(b))
 
 
-def _two_hands(board: chess.Board, off: list[tuple[chess.Square, chess.Piece]]) -> bool:
+def _two_hands(off: list[tuple[chess.Square, chess.Piece]]) -> bool:
     """Whether two hands, one each side's, can hold the pieces ``off``: each one piece, or two
     that one move lifts together (a capturer and its victim, a king and its rook)."""
     if len(off) > 4:
@@ -118,13 +118,15 @@ def _two_hands(board: chess.Board, off: list[tuple[chess.Square, chess.Piece]]) 
             [p for i, p in enumerate(off) if mask >> i & 1],
             [p for i, p in enumerate(off) if not mask >> i & 1],
         )
-        if all(_one_hand(board, group) for group in groups):
+        if all(_one_hand(group) for group in groups):
             return True
     return False
 
 
-def _one_hand(board: chess.Board, held: list[tuple[chess.Square, chess.Piece]]) -> bool:
-    """Whether one hand can hold ``held``: nothing, one piece, or the two of one move."""
+def _one_hand(held: list[tuple[chess.Square, chess.Piece]]) -> bool:
+    """Whether one hand can hold ``held``: nothing, one piece, a king and a rook of one rank
+    (castling), or a piece of each colour - a capture under way, the victim lifted before or
+    after the capturer (read once a second, the capturer may have been anywhere on its way)."""
     if len(held) < 2:
         return True
     if len(held) > 2:
@@ -133,13 +135,7 @@ def _one_hand(board: chess.Board, held: list[tuple[chess.Square, chess.Piece]]) 
     if first.color == second.color:
         pair = {first.piece_type, second.piece_type} == {chess.KING, chess.ROOK}
         return pair and chess.square_rank(a) == chess.square_rank(b)
-    return bool(
-        board.attacks_mask(a) & chess.BB_SQUARES[b] or board.attacks_mask(b) & chess.BB_SQUARES[a]
-    ) or (
-        first.piece_type == second.piece_type == chess.PAWN
-        and chess.square_rank(a) == chess.square_rank(b)
-        and abs(chess.square_file(a) - chess.square_file(b)) == 1
-    )
+    return True
 
 
 class Bursts:

@@ -43,7 +43,7 @@ from typing import Final, assert_never
 import chess
 import msgspec
 
-from bridge.arbiter import alerts, judge, positions, rules, touch
+from bridge.arbiter import alerts, judge, lines, positions, rules, touch
 from bridge.arbiter.bursts import DEFAULT_SAME_SCAN, Knocks
 from bridge.arbiter.centre import CentreKings
 from bridge.arbiter.clock import Clock
@@ -157,7 +157,7 @@ class Arbiter:
         self._game = Game(self.edition, self._clock, start, **timing)
         self._recovery = Recovery(self._game, self.config.dwell, scan=self.config.scan)
         self._irregularities = Irregularities(self._game, self._recovery)
-        self._hands = Hands(self._game, slow=self._recovery.slow)
+        self._hands = Hands(self._game, scan=self.config.scan)
         self._knocks = Knocks(
             self._game, self.config.same_scan, self.config.flicker, scan=self.config.scan
         )
@@ -587,7 +587,14 @@ class Arbiter:
             return None
         squares = game.diff.union(prev.changed)
         diff = {sq for sq in squares if game.physical[sq] != prev.game[sq]}
-        return positions.find_move(game.prev_board(), prev.game, game.physical, diff)
+        board = game.prev_board()
+        move = positions.find_move(board, prev.game, game.physical, diff)
+        # Not when a piece was seen put down since that the revision leaves out: the side to
+        # move's reply made and taken back meanwhile, say (a board read once a second).
+        since = game.trail.since
+        if move is None or not lines.accounts(board, (move,), game.places, since, game.dwell):
+            return None
+        return move
 
     def _record(self, cand: Candidate, by: CompletedBy, now: float) -> list[Fact]:
         return self._game.record_move(cand.move, cand.revision, by, now)

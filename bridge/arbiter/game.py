@@ -196,9 +196,11 @@ class Game:
         """``square`` was seen to change: a piece lifted, or put down (named unless the board
         cannot tell)."""
         named = None if piece is None or square in self.inferred else piece
-        seen = self.places.setdefault(square, [])
+        seen = self.places.pop(square, [])  # put back last: the squares by their last change
+        self.places[square] = seen
         seen.append(Seen(now, piece is not None, named))
-        del seen[:-_PLACES_KEPT]
+        if len(seen) > _PLACES_KEPT:
+            del seen[0]
 
     # -- the moves -------------------------------------------------------------------------
 

@@ -21,19 +21,27 @@ Pure: no I/O.
 
 from __future__ import annotations
 
+from typing import Final
+
 import chess
 
 from bridge.arbiter import lines, positions
 from bridge.arbiter.game import Candidate, Game
 
+UNTOLD_SCAN: Final = 0.9
+"""Seconds between two readings of a board from which it no longer tells a hand at work from a
+move: a Certabo's reading a second can hold a move made and taken back, or a whole reply. A
+Chessnut's notifications (at most about 0.45 s apart) may hold a lift of each hand, not that."""
+
 
 class Hands:
     """Reads ``game``'s board with both players' hands at work."""
 
-    def __init__(self, game: Game, *, slow: bool = False) -> None:
+    def __init__(self, game: Game, *, scan: float = 0.0) -> None:
         self.game = game
-        self.slow = slow
-        """The board reads itself whole about once a second (``recovery.Recovery.slow``)."""
+        self.slow = scan >= UNTOLD_SCAN
+        """The board reads itself whole about once a second: the board is followed only by the
+        lines that explain it at rest (``told``)."""
 
     def read(self) -> tuple[chess.Move | None, bool]:
         """The legal move the board shows, and whether the other hand holds pieces beside it."""
@@ -62,7 +70,7 @@ class Hands:
     def accounted(self, move: chess.Move) -> bool:
         """Whether ``move`` accounts for every piece seen put down since the last move landed."""
         game = self.game
-        return lines.accounts(game.board, (move,), game.places, game.trail.since)
+        return lines.accounts(game.board, (move,), game.places, game.trail.since, game.dwell)
 
     def beside(
         self,

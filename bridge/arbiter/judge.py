@@ -191,7 +191,9 @@ def ending_after_move(board: chess.Board, edition: Edition) -> Ending | None:
         return Ending(result="1/2-1/2", reason="dead position", article=edition.dead_position)
     if edition.seventy_five and board.halfmove_clock >= 150:
         return Ending(result="1/2-1/2", reason="75 moves", article=edition.seventy_five)
-    if edition.fivefold and board.is_fivefold_repetition():
+    # A position seen five times needs four returns of at least four plies each, none of them
+    # a capture or a pawn move: python-chess's look back over the game is asked only then.
+    if edition.fivefold and board.halfmove_clock >= 16 and board.is_fivefold_repetition():
         return Ending(result="1/2-1/2", reason="fivefold repetition", article=edition.fivefold)
     return None
 

@@ -34,10 +34,11 @@ board out of reach. Pure: no I/O.
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Final, NamedTuple
 
 import chess
+import msgspec
 
 from bridge.arbiter import positions
 
@@ -59,8 +60,9 @@ _CASTLING_TO: Final = chess.BB_A1 | chess.BB_H1 | chess.BB_A8 | chess.BB_H8
 Line = tuple[chess.Move, ...]
 
 
-class Seen(NamedTuple):
-    """A change read on a square while the board was watched."""
+class Seen(msgspec.Struct, frozen=True, gc=False):
+    """A change read on a square while the board was watched (made on every lift and place:
+    a struct, quick to make)."""
 
     at: float
     put: bool
@@ -69,8 +71,9 @@ class Seen(NamedTuple):
     """The piece put down; ``None`` when the board cannot name it (occupancy only)."""
 
 
-Places = Mapping[chess.Square, Sequence[Seen]]
-"""What was seen on each square, oldest first."""
+Places = dict[chess.Square, list[Seen]]
+"""What was seen on each square, oldest first; the squares in the order of their last change
+(the latest last), so that what changed since a moment is read from the end."""
 
 
 class Watch(NamedTuple):
@@ -96,6 +99,8 @@ class Watch(NamedTuple):
     a second); 0 for a board that reports each change. There a piece put down and taken again
     within one reading is never seen: a landing is the change seen at the next reading (of any
     piece), up to a reading late."""
+    dwell: float = float("inf")
+    """A piece resting this long on a square a move only passes was let go there (``accounts``)."""
 
     @property
     def hands(self) -> bool:
@@ -248,6 +253,12 @@ def explain(
     on the board); a board read whole after a restart is not taken for two hands.
     """
     found = search(board, squares, unknown, budget=budget // 2, watch=watch)
+    if not found.lines and watch.scan and watch.hands:
+        # A board read once a second can hide whole moves (a capture and the recapture on one
+        # square within a reading leave it as it was): the board as read, by lines that what
+        # the readings saw does not confirm, before any piece is supposed in a hand.
+        budget -= found.tried
+        found = search(board, squares, unknown, budget=budget // 2)
     if found.lines or unknown:
         return Explained(found.line, found)
     budget -= found.tried
@@ -371,6 +382,7 @@ class _Walk:
         self.within = watch.within
         self.places = watch.places
         self.scan = watch.scan
+        self.dwell = watch.dwell
         self.landed = {chess.BLACK: watch.after[chess.BLACK], chess.WHITE: watch.after[chess.WHITE]}
         """When each player's last move (of the line so far) landed (with ``places``)."""
         self.used: set[tuple[chess.Square, float]] = set()
@@ -437,7 +449,7 @@ class _Walk:
         """Whether the line accounts for every piece put down since ``since`` (``accounts``)."""
         if self.places is None:
             return True
-        return accounts(self.root, tuple(self.line), self.places, self.since)
+        return accounts(self.root, tuple(self.line), self.places, self.since, self.dwell)
 
     def _moves(self, plies: int) -> list[chess.Move]:
         """The moves worth trying with ``plies`` plies left (none when the goal is too far)."""
@@ -448,8 +460,7 @@ class _Walk:
         for color, left in ((mover, own_plies), (not mover, other_plies)):
             arrivals = goal.arrivals(board, color)
             castling = 1 if board.has_castling_rights(color) else 0
-            # Castling takes the king two squares and the rook one: three steps in one ply.
-            needed = _journeys(board, goal, color, arrivals) - 2 * castling
+            needed = 0
             if not goal.unknown:
                 # A square left by ``color`` is left by its own ply, or its piece is captured;
                 # each capture is a ply of the other side.
@@ -458,9 +469,16 @@ class _Walk:
                 if captured < 0 or takes < 0 or not goal.material_fits(board, color):
                     return []  # pieces never appear (but by promotion)
                 leaves = chess.popcount(goal.departures(board, color)) - captured - castling
-                needed = max(needed, leaves, takes)
+                needed = max(leaves, takes)
             if needed > left:
                 return []
+            if arrivals and (plies > 1 or color != mover):
+                # The journeys, the dearest bound, last (the mover's last ply: its masks below
+                # say as much). Castling takes the king two squares and the rook one: three
+                # steps in one ply.
+                needed = _journeys(board, goal, color, arrivals) - 2 * castling
+                if needed > left:
+                    return []
             if color == mover and chess.popcount(arrivals) - castling >= left:
                 # As many squares to fill as plies left: each ply fills one (castling two), so
                 # it lands on one, from a square the board read does not have its piece on
@@ -493,26 +511,50 @@ class _Walk:
         ]
 
 
-def accounts(board: chess.Board, line: Line, places: Places, since: float) -> bool:
+def accounts(
+    board: chess.Board, line: Line, places: Places, since: float, dwell: float = float("inf")
+) -> bool:
     """Whether ``line`` (from ``board``) accounts for every piece seen put down after ``since``:
-    on a square one of its moves changes or slides across, or put back where a piece stood."""
-    reached = 0
+    on a square one of its moves changes or slides across (a piece there for less than
+    ``dwell``: one resting longer was let go there), or put back where a piece stood."""
+    # Most of the time nothing was put down since but the line's own pieces: said at once.
+    landed = {move.to_square for move in line}
+    puts: list[tuple[chess.Square, list[chess.Piece | None]]] = []
+    for square, seen in reversed(places.items()):
+        if not seen or seen[-1].at <= since:
+            break  # the squares before it changed earlier still
+        if square in landed:
+            continue
+        put = [change.piece for change in seen if change.put and change.at > since]
+        if put:
+            puts.append((square, put))
+    if not puts:
+        return True
+    reached = passed = 0
     after = board.copy(stack=False)
     for move in line:
-        reached |= chess.between(move.from_square, move.to_square)
+        passed |= chess.between(move.from_square, move.to_square)
         for square, _ in positions.move_changes(after, move):
             reached |= chess.BB_SQUARES[square]
         after.push(move)
-    for square, seen in places.items():
+    for square, put in puts:
         if reached & chess.BB_SQUARES[square]:
             continue
+        if passed & chess.BB_SQUARES[square] and _slid(places[square], since, dwell):
+            continue
         stood = board.piece_at(square)
-        for change in seen:
-            if (
-                change.put
-                and change.at > since
-                and (stood is None or change.piece not in (None, stood))
-            ):
+        if stood is None or any(piece not in (None, stood) for piece in put):
+            return False
+    return True
+
+
+def _slid(seen: Sequence[Seen], since: float, dwell: float) -> bool:
+    """Whether each piece put on a square after ``since`` was lifted again within ``dwell``:
+    a piece passing on its way, not one let go there."""
+    for i, change in enumerate(seen):
+        if change.put and change.at > since:
+            lifted = next((later.at for later in seen[i + 1 :] if not later.put), None)
+            if lifted is None or lifted - change.at >= dwell:
                 return False
     return True
 
@@ -533,27 +575,28 @@ def landing(
     seen on the square, and the move before may have landed up to a reading before it was
     seen (``Watch.scan``). ``used``: the landings of other moves.
     """
+    lifts = places.get(move.from_square)
+    lands = places.get(move.to_square)
+    if not lifts or not lands:
+        return None  # its piece did not leave its square, or nothing was put where it goes
     piece = board.piece_at(move.from_square)
     if piece is None:
         return None
     if move.promotion:
         piece = chess.Piece(move.promotion, piece.color)
-    lifted = next(
-        (
-            seen.at
-            for seen in places.get(move.from_square, ())
-            if (scan or not seen.put) and seen.at >= after - scan
-        ),
-        None,
-    )
-    if lifted is None:
+    floor = after - scan
+    for seen in lifts:
+        if seen.at >= floor and (scan or not seen.put):
+            lifted = seen.at
+            break
+    else:
         return None  # its piece did not leave its square since
-    for seen in places.get(move.to_square, ()):
+    for seen in lands:
         if (
             seen.put
             and seen.at >= lifted
-            and (scan or seen.piece in (None, piece))
-            and (move.to_square, seen.at) not in used
+            and (scan or seen.piece is None or seen.piece == piece)
+            and (not used or (move.to_square, seen.at) not in used)
         ):
             return seen.at
     return None
@@ -631,17 +674,17 @@ def _steps(
 
 
 @functools.cache
-def _rings(piece_type: chess.PieceType, color: chess.Color) -> list[tuple[int, ...]]:
-    """Per square, the squares a piece of ``piece_type`` reaches it from in 1, 2... plies."""
-    rings = []
-    for target in chess.SQUARES:
-        by_steps = [0] * 8
-        for origin in chess.SQUARES:
-            steps = _steps(piece_type, color, origin, target)
-            if 0 < steps < len(by_steps):
-                by_steps[steps] |= chess.BB_SQUARES[origin]
-        rings.append(tuple(by_steps))
-    return rings
+def _rings(
+    piece_type: chess.PieceType, color: chess.Color, target: chess.Square
+) -> tuple[int, ...]:
+    """The squares a piece of ``piece_type`` reaches ``target`` from in 1, 2... plies (made
+    when first asked: a search asks of a few squares only)."""
+    by_steps = [0] * 8
+    for origin in chess.SQUARES:
+        steps = _steps(piece_type, color, origin, target)
+        if 0 < steps < len(by_steps):
+            by_steps[steps] |= chess.BB_SQUARES[origin]
+    return tuple(by_steps)
 
 
 def _journeys(board: chess.Board, goal: _Goal, color: chess.Color, arrivals: int) -> int:
@@ -664,7 +707,7 @@ def _journeys(board: chess.Board, goal: _Goal, color: chess.Color, arrivals: int
         )
         pieces = board.pieces_mask(piece_type, color)
         best = next(
-            (steps for steps, ring in enumerate(_rings(piece_type, color)[sq]) if ring & pieces),
+            (steps for steps, ring in enumerate(_rings(piece_type, color, sq)) if ring & pieces),
             _FAR,
         )
         if piece_type not in (chess.PAWN, chess.KING):

@@ -114,8 +114,10 @@ class Recovery:
     def due(self) -> float | None:
         """When ``fire`` must next be called, or ``None``."""
         trail = self.game.trail
-        times = [t for t in (trail.search_at, trail.report_at) if t is not None]
-        return min(times) if times else None
+        search, report = trail.search_at, trail.report_at
+        if search is None or report is None:
+            return report if search is None else search
+        return min(search, report)
 
     def fire(self, now: float) -> list[Fact]:
         """The board rested: search it again; or it stays unexplained: say so."""
@@ -242,7 +244,12 @@ class Recovery:
         watched = trail.within != chess.BB_ALL
         after = (game.landed[chess.BLACK], game.landed[chess.WHITE])
         watch = lines.Watch(
-            within, game.places if watched else None, trail.since, after, scan=self.scan
+            within,
+            game.places if watched else None,
+            trail.since,
+            after,
+            scan=self.scan,
+            dwell=game.dwell,
         )
         return lines.follow(
             game.board, trail.bases, game.physical, game.inferred, watch=watch, barred=barred
