@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, NoReturn, TypeAlias
 
 from bridge import __version__, logs
 from bridge.mqtt.publisher import TableTakenError
-from bridge.mqtt.state_dir import OutboxLockedError, OutboxUnavailableError
+from bridge.mqtt.state_dir import OutboxLockedError, OutboxUnavailableError, default_state_dir
 from bridge.table.daemon import DaemonOptions, TableDaemon
 from bridge.wire.config import (
     DEFAULT_RULES,
@@ -525,7 +525,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except (ConfigError, ValueError) as exc:
         logs.fatal(str(exc))
         return EXIT_CONFIG
-    state_dir = args.state_dir or _default_state_dir(args.table)
+    state_dir = args.state_dir or default_state_dir(args.table, os.environ)
     options = DaemonOptions(
         board=board,
         table=args.table,
@@ -589,14 +589,6 @@ def _say_what_waits() -> None:
             for f in reversed(frames)
         )
         log.warning("task %s: %s", task.get_name(), where or "(not started or done)")
-
-
-def _default_state_dir(table: str) -> Path:
-    systemd = os.environ.get("STATE_DIRECTORY")
-    if systemd:
-        return Path(systemd.split(":")[0])
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "chessbridge" / table
 
 
 # -- demo, watch, emulate -------------------------------------------------------------------

@@ -15,6 +15,7 @@ import fcntl
 import os
 import shutil
 import sqlite3
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
@@ -48,6 +49,17 @@ class OutboxUnavailableError(RuntimeError):
             "(or mend it) and start again"
         )
         self.path = path
+
+
+def default_state_dir(name: str, environ: Mapping[str, str]) -> Path:
+    """Where ``name`` (a table id, ``relay``) keeps its state when given no directory:
+    systemd's ``$STATE_DIRECTORY`` (the first, if several), else
+    ``$XDG_STATE_HOME/chessbridge/NAME`` (``~/.local/state/chessbridge/NAME``)."""
+    systemd = environ.get("STATE_DIRECTORY")
+    if systemd:
+        return Path(systemd.split(":")[0])
+    base = environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "chessbridge" / name
 
 
 def lock(path: Path) -> int:

@@ -26,6 +26,7 @@ from aiohttp import web
 
 from bridge import logs
 from bridge.mqtt.session import check_tls
+from bridge.mqtt.state_dir import default_state_dir
 from bridge.relay import pgn
 from bridge.relay.auth import SignIn
 from bridge.relay.link import RefusedError, RelayLink
@@ -97,15 +98,6 @@ def lichess_settings(config: Config, env: Mapping[str, str]) -> LichessSettings 
     )
 
 
-def default_state_dir(env: Mapping[str, str]) -> Path:
-    """``$STATE_DIRECTORY``, else ``$XDG_STATE_HOME``/chessbridge/relay (``~/.local/state``)."""
-    systemd = env.get("STATE_DIRECTORY")
-    if systemd:
-        return Path(systemd.split(":")[0])
-    base = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "chessbridge" / "relay"
-
-
 async def run_relay(
     *,
     broker: str,
@@ -133,7 +125,9 @@ async def run_relay(
         event=relay.event or "?", site=relay.site or "?", delay=relay.delay * 60.0
     )
     room = Room(broadcast, round_filter=relay.round)
-    directory = Path(relay.state_dir) if relay.state_dir else state_dir or default_state_dir(env)
+    directory = state_dir or default_state_dir("relay", env)
+    if relay.state_dir:
+        directory = Path(relay.state_dir)
     try:
         store = Store(directory)
     except (OSError, sqlite3.Error) as exc:
