@@ -245,6 +245,23 @@ class EmbeddedBroker:
         shutdown.result()
 
 
+async def start_local(port: int = DEFAULT_PORT, *, prog: str) -> EmbeddedBroker:
+    """The embedded broker on ``127.0.0.1:port`` (``port`` 0: a free one), or on a free port if
+    that one is taken, which is said on stderr as ``PROG: ...``.
+
+    Raises:
+        BrokerMissingError: amqtt (the ``demo`` extra) is not installed.
+        BrokerError: it cannot listen there.
+    """
+    if port != 0 and not port_free(DEFAULT_HOST, port):
+        wanted, port = port, free_port()
+        print(
+            f"{prog}: port {wanted} is taken (another broker?); the embedded broker uses {port}",
+            file=sys.stderr,
+        )
+    return await EmbeddedBroker.start(DEFAULT_HOST, port)
+
+
 async def serve(host: str, port: int, stop: asyncio.Event) -> int:
     """``chessbridge broker``: the embedded broker until ``stop``; the exit status.
 

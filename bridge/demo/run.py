@@ -25,13 +25,11 @@ import chess
 import msgspec
 
 from bridge.demo.broker import (
-    DEFAULT_HOST,
     DEFAULT_PORT,
     BrokerError,
     BrokerMissingError,
     EmbeddedBroker,
-    free_port,
-    port_free,
+    start_local,
 )
 from bridge.demo.game import (
     ILLEGAL_BEFORE,
@@ -266,15 +264,8 @@ def _join_hint(url: str, settings: BrokerSettings, embedded: bool) -> str:
 
 async def _start_embedded(port: int) -> EmbeddedBroker:
     """The embedded broker on ``127.0.0.1:port`` (a free port if that one is taken)."""
-    if port != 0 and not port_free(DEFAULT_HOST, port):
-        wanted, port = port, free_port()
-        print(
-            f"chessbridge demo: port {wanted} is taken (another broker?); the embedded broker "
-            f"uses {port}",
-            file=sys.stderr,
-        )
     try:
-        return await EmbeddedBroker.start(DEFAULT_HOST, port)
+        return await start_local(port, prog="chessbridge demo")
     except BrokerMissingError as exc:
         raise DemoError(
             "the demo's embedded MQTT broker is not installed: pip install 'chessbridge[demo]', "
