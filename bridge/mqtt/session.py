@@ -4,7 +4,8 @@
 credentials and TLS files) into aiomqtt clients, :func:`check_tls` loads its TLS files at start;
 :func:`run_sessions` runs a connection again and again with :class:`~drivers.backoff.Backoff`
 until asked to stop, moving on to the next node of a clustered broker (:class:`Nodes`) after
-each failure; :func:`refused_credentials` tells a refused login from an outage.
+each failure; :func:`refused_credentials` tells a refused login from an outage, and
+:func:`subscribe` a subscription the ACL refuses from one a node cannot serve now.
 """
 
 from __future__ import annotations
@@ -118,6 +119,27 @@ def refused_credentials(exc: aiomqtt.MqttError) -> bool:
     if not isinstance(exc, aiomqtt.MqttCodeError):
         return False
     return reason_code(exc.rc) in REFUSED_CREDENTIALS
+
+
+class SubscriptionRefusedError(Exception):
+    """The broker refused a subscription it never granted before: its ACL, nothing to retry."""
+
+
+async def subscribe(client: aiomqtt.Client, topics: str, *, granted_before: bool) -> None:
+    """Subscribe ``client`` to ``topics`` at QoS 1.
+
+    Raises:
+        SubscriptionRefusedError: refused, and never granted before: the broker's ACL (the
+            message reads ``refused the subscription to TOPICS``).
+        aiomqtt.MqttError: refused though granted before: not the ACL but a node of a cluster
+            that cannot serve it now (NATS while its JetStream elects a leader), retried as an
+            outage is.
+    """
+    granted = await client.subscribe(topics, qos=1)
+    if any((reason_code(code) or 0) >= 0x80 for code in granted):
+        if granted_before:
+            raise aiomqtt.MqttError(f"the subscription to {topics} was refused")
+        raise SubscriptionRefusedError(f"refused the subscription to {topics}")
 
 
 def reason_code(rc: int | ReasonCode | None) -> int | None:

@@ -24,7 +24,12 @@ import msgspec
 
 from bridge.mqtt import session
 from bridge.mqtt.requests import NoResponseError, Responses, new_transaction
-from bridge.mqtt.session import reason_code, refused_credentials, run_sessions
+from bridge.mqtt.session import (
+    SubscriptionRefusedError,
+    refused_credentials,
+    run_sessions,
+    subscribe,
+)
 from bridge.relay.gaps import ASK_TIMES
 from bridge.relay.room import Room
 from bridge.relay.store import Row, Store
@@ -113,16 +118,13 @@ class RelayLink:
             ) as client:
                 self._started = True
                 topics = f"{payloads.TOPIC_ROOT}/table/+/#"
-                granted = await client.subscribe(topics, qos=1)
-                if any((reason_code(code) or 0) >= 0x80 for code in granted):
-                    if self._ever_connected:
-                        # Granted before, so not the ACL: a node of a cluster that cannot
-                        # serve it now (NATS while its JetStream elects a leader). Retried.
-                        raise aiomqtt.MqttError(f"the subscription to {topics} was refused")
+                try:
+                    await subscribe(client, topics, granted_before=self._ever_connected)
+                except SubscriptionRefusedError as exc:
                     raise RefusedError(
-                        f"MQTT broker {self.nodes.address} refused the subscription to "
-                        f"{topics}: give the relay's user read access to it in the broker's ACL"
-                    )
+                        f"MQTT broker {self.nodes.address} {exc}: give the relay's user read "
+                        "access to it in the broker's ACL"
+                    ) from None
                 self._backoff.reset()
                 self._client = client
                 self.connected.set()

@@ -27,7 +27,13 @@ import msgspec
 
 from bridge.logs import escape
 from bridge.mqtt import session
-from bridge.mqtt.session import check_tls, reason_code, refused_credentials, run_sessions
+from bridge.mqtt.session import (
+    SubscriptionRefusedError,
+    check_tls,
+    refused_credentials,
+    run_sessions,
+    subscribe,
+)
 from bridge.views.model import PayloadError, TableView
 from bridge.views.render import PLAIN, Style, fit, render, room
 from bridge.wire import payloads
@@ -337,15 +343,10 @@ class _Watcher:
         self._failed = True
 
     async def _subscribe(self, client: aiomqtt.Client) -> None:
-        granted = await client.subscribe(self.topics, qos=1)
-        if any((reason_code(code) or 0) >= 0x80 for code in granted):
-            if self._subscribed:
-                # Granted before, so not the ACL: a node of a cluster that cannot serve it now
-                # (NATS while its JetStream elects a leader). Retried.
-                raise aiomqtt.MqttError(f"the subscription to {self.topics} was refused")
-            raise _RefusedError(
-                f"MQTT broker {self.broker} refused the subscription to {self.topics}"
-            )
+        try:
+            await subscribe(client, self.topics, granted_before=self._subscribed)
+        except SubscriptionRefusedError as exc:
+            raise _RefusedError(f"MQTT broker {self.broker} {exc}") from None
 
 
 async def watch(
