@@ -34,6 +34,9 @@ ENV_BLE_RADIO: Final = "CHESSBRIDGE_BLE_RADIO"
 ENV_RELAY_PASSWORD: Final = "CHESSBRIDGE_RELAY_PASSWORD"
 ENV_LICHESS_TOKEN: Final = "CHESSBRIDGE_LICHESS_TOKEN"
 
+LIVECHESS_LISTEN: Final = "127.0.0.1:1982"
+"""Where the LiveChess API listens by default: this machine only, DGT LiveChess's port."""
+
 RULES: Final = ("fide-2018", "fide-1997")
 MODES: Final = ("standard", "rapid", "blitz")
 DEFAULT_RULES: Final = "fide-2018"
@@ -121,6 +124,22 @@ class DiscoverySection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown
     """Home Assistant's discovery prefix (its MQTT integration's setting)."""
 
 
+class LiveChessSection(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``[livechess]``: the DGT LiveChess local API (docs/livechess.md)."""
+
+    listen: str | None = None
+    """``[HOST:]PORT``. ``run``: serve the table's board there too (as ``--livechess``);
+    ``livechess``: where to listen (as ``--listen``). Default: off for ``run``, else
+    127.0.0.1:1982."""
+    origins: tuple[str, ...] | None = None
+    """The web pages (their ``Origin``) that may connect: ``scheme://host[:port]``, ``*.`` before
+    a domain for its subdomains, ``:*`` for any port. Default: lichess.org, chess.com and pages
+    of this machine (localhost)."""
+    setup: bool | None = None
+    """Whether a client's ``setup`` of another position starts a new game. Default: yes for a
+    table's own board (``run``, ``livechess --board``), no for a venue's tables."""
+
+
 class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     """The whole file; every section optional."""
 
@@ -129,6 +148,7 @@ class Config(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tr
     ble: BleSection = msgspec.field(default_factory=BleSection)
     relay: RelaySection = msgspec.field(default_factory=RelaySection)
     discovery: DiscoverySection = msgspec.field(default_factory=DiscoverySection)
+    livechess: LiveChessSection = msgspec.field(default_factory=LiveChessSection)
     rules: str | None = None
 
 
@@ -161,6 +181,7 @@ def decode(raw: bytes, source: str = "config") -> Config:
         raise ConfigError(f"{source}: ble.connect_timeout must be between 1 and 120 seconds")
     if config.rules is not None:
         check_rules(config.rules)
+    _check_livechess(config.livechess, source)
     relay = config.relay
     if not 0 <= relay.delay <= 180:
         raise ConfigError(f"{source}: relay.delay must be between 0 and 180 minutes")
@@ -176,6 +197,21 @@ def decode(raw: bytes, source: str = "config") -> Config:
         if not 0 <= lichess.debounce <= 60:
             raise ConfigError(f"{source}: relay.lichess.debounce must be 0 to 60 seconds")
     return config
+
+
+def _check_livechess(section: LiveChessSection, source: str) -> None:
+    if section.listen is not None:
+        try:
+            parse_listen(section.listen)
+        except ValueError as exc:
+            raise ConfigError(f"{source}: livechess.listen: {exc}") from None
+    if section.origins is not None:
+        from bridge.livechess.origins import Origins  # only with a config file that lists some
+
+        try:
+            Origins(section.origins)
+        except ValueError as exc:
+            raise ConfigError(f"{source}: livechess.origins: {exc}") from None
 
 
 def with_environment(config: Config, env: Mapping[str, str]) -> Config:
@@ -343,6 +379,25 @@ def parse_broker_url(url: str) -> tuple[str, int, bool]:
         raise ValueError(f"no host in broker URL {shown!r}")
     tls = parts.scheme == "mqtts"
     return parts.hostname, port if port is not None else (8883 if tls else 1883), tls
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """``(host, port)`` of ``[HOST:]PORT`` (``[::1]:1982`` for IPv6; a port alone is on
+    127.0.0.1, this machine only). Port 0: any free one.
+
+    Raises:
+        ValueError: anything else.
+    """
+    host, colon, port = text.strip().rpartition(":")
+    if not colon:
+        host = "127.0.0.1"
+    bracketed = host.startswith("[") and host.endswith("]")
+    host = host[1:-1] if bracketed else host
+    if not host or (":" in host and not bracketed) or not port.isdigit() or int(port) > 65535:
+        raise ValueError(
+            f"{text!r} is not [HOST:]PORT: e.g. 1982, 127.0.0.1:1982, 0.0.0.0:1982 or [::1]:1982"
+        )
+    return host, int(port)
 
 
 def redact_url(url: str) -> str:

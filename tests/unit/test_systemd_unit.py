@@ -165,6 +165,7 @@ def test_example_config_decodes() -> None:
     assert config.rules == config_module.DEFAULT_RULES
     assert config.engine == config_module.EngineSection()  # the values shown are the defaults
     assert config.ble == config_module.BleSection()
+    assert config.livechess == config_module.LiveChessSection()  # off: only commented lines
 
 
 def test_example_config_documents_every_setting() -> None:
@@ -174,6 +175,7 @@ def test_example_config_documents_every_setting() -> None:
         "engine": config_module.EngineSection,
         "ble": config_module.BleSection,
         "discovery": config_module.DiscoverySection,
+        "livechess": config_module.LiveChessSection,
     }
     # [relay] belongs to the relay's own example (docs/relay.example.toml, tested with the relay).
     top_level = [
