@@ -197,6 +197,10 @@ class Publisher:
         self._run_task: asyncio.Task[None] | None = None
         self._session_started = False
         self._requests: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue(_MAX_QUEUED_REQUESTS)
+        self.taps: list[Callable[[str, bytes], None]] = []
+        """Readers of this table in this process (``run --livechess``'s LiveChess API), called
+        with each payload :meth:`publish` stores (its topic suffix and bytes), in ``seq`` order,
+        as it is stored: they need no broker, and never block."""
         self._mqtt5 = broker.mqtt5
         """MQTT 5 (Retain As Published, topic aliases) unless the broker speaks only 3.1.1."""
         self._connect_jitter = broker.connect_jitter
@@ -244,6 +248,8 @@ class Publisher:
         self._drained.clear()
         self._wake.set()
         self.send_now()
+        for tap in self.taps:
+            tap(suffix, built[0])
         return seq
 
     def send_now(self) -> None:

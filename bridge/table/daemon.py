@@ -45,6 +45,7 @@ from drivers.link import LedDisplay, RecoveredStep
 
 if TYPE_CHECKING:
     from bridge.table.commands import CommandOutcome
+    from bridge.wire.commands import Response
 
 log = logging.getLogger("chessbridge")
 
@@ -485,8 +486,15 @@ class TableDaemon:
     # -- arbiter commands ---------------------------------------------------------------------
 
     async def _on_request(self, command: str, raw: bytes) -> None:
+        """One ``request/{command}`` from the broker: :meth:`carry_out`."""
+        await self.carry_out(command, raw)
+
+    async def carry_out(self, command: str, raw: bytes) -> Response | None:
         """Carry out one ``request/{command}`` and publish its outcome: the wire layer parses
-        it (bridge.wire.commands), the table carries it out (bridge.table.commands).
+        it (bridge.wire.commands), the table carries it out (bridge.table.commands). The
+        broker's requests come here, and those made in this process (the LiveChess API's
+        ``setup``): the response is published either way, and returned (``None``: a request
+        ignored, its command name unusable).
 
         A request is carried out once: a repeat of an answered transaction (until its
         ``expires_at``) gets the first response and changes nothing.
@@ -500,14 +508,14 @@ class TableDaemon:
         if isinstance(request, wire.Refusal):
             if request.silent:
                 log.warning("ignoring a request with an unusable command name %r", command[:64])
-                return
+                return None
             self._respond(commands.CommandOutcome.refused(request))
-            return
+            return request.response
         first = self.outbox.answer(command, request.transaction, wall_now)
         if first is not None:
             response = msgspec.json.decode(first.response, type=wire.Response)
             self._respond(commands.repeat_of(request, response, first.digest))
-            return
+            return response
         outcome = commands.carry_out(
             request, arbiter=self.arbiter, assignment=self.assignment, now=self._now()
         )
@@ -530,6 +538,7 @@ class TableDaemon:
             self.outbox.remember_answer(
                 command, request.transaction, answer, expires=request.expires, now=wall_now
             )
+        return outcome.response
 
     def _apply(self, outcome: CommandOutcome) -> CommandOutcome:
         """What only the shell can do of an accepted request; the outcome with its data."""
