@@ -1,5 +1,5 @@
-"""The ``chessbridge`` command line: run, demo, watch, relay, send, round, emulate, broker,
-scan, install, uninstall."""
+"""The ``chessbridge`` command line: run, demo, watch, relay, livechess, send, round, emulate,
+broker, scan, install, uninstall."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TypeAlias
 
 from bridge import __version__, logs
+from bridge.livechess import cli as livechess
 from bridge.mqtt.publisher import TableTakenError
 from bridge.mqtt.state_dir import OutboxLockedError, OutboxUnavailableError, default_state_dir
 from bridge.table.daemon import DaemonOptions, TableDaemon
@@ -112,6 +113,7 @@ def _parser() -> argparse.ArgumentParser:
         _add_demo,
         _add_watch,
         _add_relay,
+        _add_livechess,
         _add_send,
         _add_round,
         _add_emulate,
@@ -158,6 +160,7 @@ def _add_run(sub: Subparsers) -> None:
         "where the outbox and the game in progress are kept (default: $STATE_DIRECTORY, "
         "else ~/.local/state/chessbridge/TABLE)",
     )
+    livechess.add_run_option(run)
     _add_verbose(run)
     run.set_defaults(func=_cmd_run)
 
@@ -238,6 +241,10 @@ def _add_relay(sub: Subparsers) -> None:
     )
     _add_verbose(relay)
     relay.set_defaults(func=_cmd_relay)
+
+
+def _add_livechess(sub: Subparsers) -> None:
+    livechess.add_command(sub).set_defaults(func=_cmd_livechess)
 
 
 def _add_send(sub: Subparsers) -> None:
@@ -534,10 +541,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
         state_dir=state_dir,
         config=config,
     )
-    return _until_signalled(lambda stop: _run(options, stop))
+    listen = args.livechess or config.livechess.listen
+    return _until_signalled(lambda stop: _run(options, stop, listen))
 
 
-async def _run(options: DaemonOptions, stop: asyncio.Event) -> int:
+async def _run(options: DaemonOptions, stop: asyncio.Event, livechess_at: str | None = None) -> int:
+    """Run the table daemon until ``stop`` (with the LiveChess API at ``livechess_at``)."""
     try:
         daemon = TableDaemon(options)
     except (OutboxLockedError, OutboxUnavailableError, OSError) as exc:
@@ -547,11 +556,14 @@ async def _run(options: DaemonOptions, stop: asyncio.Event) -> int:
         logs.fatal(str(exc))
         return EXIT_CONFIG
     try:
-        await daemon.run(stop)
+        if livechess_at is None:
+            await daemon.run(stop)
+        else:
+            await livechess.daemon_server()(daemon, livechess_at, options.config, stop)
     except LinkError as exc:
         logs.fatal(str(exc))
         return EXIT_BOARD
-    except TableTakenError as exc:
+    except (TableTakenError, ConfigError) as exc:  # ConfigError: the LiveChess API's address
         logs.fatal(str(exc))
         return EXIT_CONFIG
     return 0
@@ -656,6 +668,13 @@ def _cmd_relay(args: argparse.Namespace) -> int:
             stop=stop,
         )
     )
+
+
+def _cmd_livechess(args: argparse.Namespace) -> int:
+    config = _config_or_say(args)
+    if config is None:
+        return EXIT_USAGE
+    return _until_signalled(lambda stop: livechess.main(args, config, stop, _run))
 
 
 def _cmd_send(args: argparse.Namespace) -> int:

@@ -14,7 +14,7 @@ is forgotten. A ``game`` that replaces the position otherwise (a new game, an ar
 takeback or correction: the pieces did not move by themselves) keeps the pieces where they
 stood, once the table has been seen to publish touches; a ``game`` that only adds moves missed
 is taken as those moves. A table that publishes no touches (``[engine] touch_events = false``)
-shows the game's position.
+shows the game's position; a venue's table is taken to publish them once one was seen.
 
 The mapping (docs/livechess.md): ``serialnr`` is the board's serial number where it reports
 one, else the table id (and the table id for the second of two boards reporting the same);
@@ -54,7 +54,7 @@ class LiveTable:
         self.lifted: dict[chess.Square, chess.Piece | None] = {}
         """Where the board differs from the game's position, and what stands there."""
         self.touching = False
-        """Whether the table publishes its touches (one was seen)."""
+        """Whether the table publishes its touches: one was seen, or its daemon says so."""
         self.clock_read: int | None = None
         """When the clock's times last changed (milliseconds since the epoch)."""
 

@@ -14,8 +14,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("bridge", "drivers")
-EXTRA_FOLDERS = {"demo": ROOT / "bridge" / "demo", "relay": ROOT / "bridge" / "relay"}
-"""Each optional extra and the only folder that may import it."""
+EXTRA_FOLDERS = {
+    "demo": (ROOT / "bridge" / "demo",),
+    "relay": (ROOT / "bridge" / "relay", ROOT / "bridge" / "livechess"),
+}
+"""Each optional extra and the only folders that may import it: aiohttp serves the relay and
+the LiveChess API."""
 
 
 def _project() -> dict[str, object]:
@@ -75,7 +79,9 @@ def test_every_imported_package_is_declared_and_every_declared_one_imported() ->
     project = _project()
     runtime = {_name(r) for r in project["dependencies"]}  # type: ignore[attr-defined]
     extras: dict[str, list[str]] = project["optional-dependencies"]  # type: ignore[assignment]
-    daemon_files = [p for p in _sources() if not any(_in(f, p) for f in EXTRA_FOLDERS.values())]
+    daemon_files = [
+        p for p in _sources() if not any(_in(f, p) for fs in EXTRA_FOLDERS.values() for f in fs)
+    ]
 
     daemon_imports = _imported_by(daemon_files)
     undeclared = {d: f for d, f in daemon_imports.items() if d not in runtime}
@@ -83,9 +89,9 @@ def test_every_imported_package_is_declared_and_every_declared_one_imported() ->
     unused = runtime - set(daemon_imports)
     assert not unused, f"declared but imported by nothing outside the extras' folders: {unused}"
 
-    for extra, folder in EXTRA_FOLDERS.items():
+    for extra, folders in EXTRA_FOLDERS.items():
         declared = {_name(r) for r in extras[extra]}
-        imports = _imported_by([p for p in _sources() if _in(folder, p)])
+        imports = _imported_by([p for p in _sources() if any(_in(f, p) for f in folders)])
         missing = {d: f for d, f in imports.items() if d not in runtime | declared}
         assert not missing, f"{extra} imports packages declared nowhere: {missing}"
         assert declared <= set(imports), f"the {extra} extra holds a package it does not import"
@@ -101,6 +107,13 @@ def test_the_drivers_never_import_the_bridge() -> None:
         if "bridge" in _imports(p)
     )
     assert offenders == []
+
+
+def test_the_livechess_extra_brings_the_websocket_and_the_embedded_broker() -> None:
+    """One install for ``chessbridge livechess --board URI`` at home: aiohttp (the relay's
+    extra) and amqtt (the demo's)."""
+    extras: dict[str, list[str]] = _project()["optional-dependencies"]  # type: ignore[assignment]
+    assert extras["livechess"] == ["chessbridge[relay,demo]"]
 
 
 def test_the_dev_extra_brings_the_demo_and_relay_extras_for_the_tests() -> None:
@@ -130,9 +143,9 @@ def test_the_way_to_online_imports_only_what_it_uses() -> None:
     """Start stays at the floor: the daemon's path (its command line parsed included, by the
     parser of every command) does not load the views, the relay, the demo, the installer, the
     arbiter commands (until a request comes), the dashboards' descriptions, the board
-    emulators' protocol (``chessbridge emulate``'s), nor the standard library's ``secrets``
-    and ``tomllib`` (read only with a config file); and no dataclass is made on it (its types
-    are msgspec Structs)."""
+    emulators' protocol (``chessbridge emulate``'s), the LiveChess API (but its options), nor
+    the standard library's ``secrets`` and ``tomllib`` (read only with a config file); and no
+    dataclass is made on it (its types are msgspec Structs)."""
     code = """
 import dataclasses, sys
 made = []
@@ -152,8 +165,9 @@ from drivers import create_link, parse_board_uri
 create_link(parse_board_uri("dgt:/dev/null"), lambda event: None)
 ours = ("bridge.views", "bridge.relay", "bridge.demo", "bridge.wire.commands",
         "bridge.table.commands", "bridge.wire.discovery", "bridge.install", "drivers.emulation",
-        "secrets", "tomllib")
-print(sorted(m for m in sys.modules if m.startswith(ours)))
+        "bridge.livechess.", "secrets", "tomllib")
+parser = ("bridge.livechess.cli",)  # the LiveChess API's options: argparse only
+print(sorted(m for m in sys.modules if m.startswith(ours) and m not in parser))
 print(sorted(made))
 """
     out = subprocess.run(
