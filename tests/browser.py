@@ -99,14 +99,17 @@ class Browser:
 
 
 @contextlib.asynccontextmanager
-async def chromium(width: int = 1280, height: int = 900) -> AsyncIterator[Browser]:
-    """A fresh headless Chromium with its own profile directory."""
+async def chromium(
+    width: int = 1280, height: int = 900, flags: tuple[str, ...] = ()
+) -> AsyncIterator[Browser]:
+    """A fresh headless Chromium with its own profile directory (and ``flags`` besides)."""
     binary = _found(CHROMIUM, "chromium")
     driver_path = _found(CHROMEDRIVER, "chromedriver")
     with tempfile.TemporaryDirectory(prefix="chromium-profile-") as profile:
         options = webdriver.ChromeOptions()
         options.binary_location = binary
-        for flag in (*FLAGS, f"--user-data-dir={profile}", f"--window-size={width},{height}"):
+        own = (f"--user-data-dir={profile}", f"--window-size={width},{height}", *flags)
+        for flag in (*FLAGS, *own):
             options.add_argument(flag)
         service = Service(executable_path=driver_path)
         driver = await asyncio.to_thread(webdriver.Chrome, options=options, service=service)

@@ -144,18 +144,21 @@ class LiveChessClient:
             }
         )
 
-    async def board_shown(self, board: str, feed: int = 1) -> Message:
-        """The first feed from now on (or the last one) that shows ``board``."""
-        start = max(0, len(self.messages) - 1)
+    async def feed_showing(
+        self, check: Callable[[Message], object], feed: int = 1, *, since: int | None = None
+    ) -> Message:
+        """The first feed of ``feed`` whose ``param`` passes ``check``, from message ``since``
+        on (default: from the last one received)."""
+        start = max(0, len(self.messages) - 1) if since is None else since
 
         def showing(messages: list[Message]) -> list[Message]:
-            return [
-                m
-                for m in messages[start:]
-                if _feed_of(m, feed) and m["param"].get("board") == board
-            ]
+            return [m for m in messages[start:] if _feed_of(m, feed) and check(m["param"])]
 
         return showing(await self.until(showing))[0]
+
+    async def board_shown(self, board: str, feed: int = 1) -> Message:
+        """The first feed from now on (or the last one) that shows ``board``."""
+        return await self.feed_showing(lambda param: param.get("board") == board, feed)
 
     async def moves_counted(self, moves: list[str], feed: int = 1) -> None:
         """Until the page has counted exactly ``moves`` on ``feed``."""
