@@ -1,8 +1,9 @@
 """``chessbridge run ... --livechess``: the LiveChess API of the table daemon in this process.
 
-The daemon's publisher hands every payload it stores to the hall as it stores it
-(:attr:`~bridge.mqtt.publisher.Publisher.taps`): the API follows the board without the broker
-(a client sees a move before any MQTT subscriber can), and goes on while the broker is away. A
+The daemon's publisher hands every payload it stores to the hall
+(:attr:`~bridge.mqtt.publisher.Publisher.taps`), taken as soon as the daemon's step is over
+(after its commit and its MQTT frames: the websocket could not be written sooner): the API
+follows the board without the broker, and goes on while the broker is away. A
 ``setup`` of another position than the game's is carried out by the daemon as a ``new_game``
 request made in this process, answered and recorded as one from the broker is; ``[livechess]
 setup = false`` refuses it.
@@ -37,10 +38,25 @@ class DaemonSource:
         # Whether the table publishes its touches is known here, before the first one.
         hall.add(self.table).touching = daemon.options.config.engine.touch_events
         daemon.publisher.taps.append(self._tap)
+        self._stored: list[bytes] = []
 
     def _tap(self, suffix: str, payload: bytes) -> None:
-        envelope = payloads.decode_envelope(payload)
-        if self.hall.apply(self.table, envelope, int(time.time() * 1000)):
+        """A payload stored: taken once the daemon's step is over (its commit and its MQTT
+        frames first; the websocket is written after the step anyway)."""
+        if not self._stored:
+            asyncio.get_running_loop().call_soon(self._take)
+        self._stored.append(payload)
+
+    def _take(self) -> None:
+        """Fold what was stored (nothing: done already)."""
+        stored, self._stored = self._stored, []
+        received = int(time.time() * 1000)
+        changed = False
+        for payload in stored:
+            changed = (
+                self.hall.apply(self.table, payloads.decode_envelope(payload), received) or changed
+            )
+        if changed:
             self.changed(self.table)
 
     async def setup(self, table: str, fen: str) -> str | None:
@@ -52,6 +68,7 @@ class DaemonSource:
             expires_at=time.time() + requests.EXPIRY,
         )
         response = await self.daemon.carry_out("new_game", raw)
+        self._take()  # the new game in the hall before the setup is answered
         if response is not None and response.status == "ok":
             return None
         why = "no answer" if response is None else response.error
