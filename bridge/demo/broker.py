@@ -253,13 +253,16 @@ async def start_local(port: int = DEFAULT_PORT, *, prog: str) -> EmbeddedBroker:
         BrokerMissingError: amqtt (the ``demo`` extra) is not installed.
         BrokerError: it cannot listen there.
     """
+    wanted = port
     if port != 0 and not port_free(DEFAULT_HOST, port):
-        wanted, port = port, free_port()
+        port = free_port()
+    broker = await EmbeddedBroker.start(DEFAULT_HOST, port)
+    if port != wanted and wanted != 0:
         print(
             f"{prog}: port {wanted} is taken (another broker?); the embedded broker uses {port}",
             file=sys.stderr,
         )
-    return await EmbeddedBroker.start(DEFAULT_HOST, port)
+    return broker
 
 
 async def serve(host: str, port: int, stop: asyncio.Event) -> int:
