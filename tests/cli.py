@@ -29,8 +29,15 @@ async def chessbridge(
 async def chessbridge_without_amqtt(*args: str) -> asyncio.subprocess.Process:
     """Start ``chessbridge ARGS`` in an interpreter where amqtt (the ``demo`` extra) cannot be
     imported, as on a table's Pi."""
+    return await chessbridge_without(("amqtt", "amqtt.broker"), *args)
+
+
+async def chessbridge_without(modules: tuple[str, ...], *args: str) -> asyncio.subprocess.Process:
+    """Start ``chessbridge ARGS`` in an interpreter where ``modules`` cannot be imported (an
+    extra not installed)."""
     code = (
-        "import sys; sys.modules['amqtt'] = None; sys.modules['amqtt.broker'] = None\n"
+        "import sys\n"
+        f"for name in {list(modules)!r}: sys.modules[name] = None\n"
         "from bridge.__main__ import main\n"
         f"sys.exit(main({list(args)!r}))\n"
     )

@@ -42,6 +42,7 @@ BY_HAND = 4
 
 
 def run_args(board: str, table: str, broker: Mosquitto, state: Path, *extra: str) -> list[str]:
+    """``run`` with the API on a free port (``--livechess``, unless ``extra`` says otherwise)."""
     return [
         "run",
         "--board",
@@ -52,9 +53,7 @@ def run_args(board: str, table: str, broker: Mosquitto, state: Path, *extra: str
         broker.url,
         "--state-dir",
         str(state),
-        "--livechess",
-        "127.0.0.1:0",
-        *extra,
+        *(extra or ("--livechess", "127.0.0.1:0")),
     ]
 
 
@@ -155,10 +154,15 @@ async def test_a_whole_game_reaches_the_lichess_pages_sequence_through_run(
 async def test_bad_calls_change_nothing_and_a_setup_starts_a_new_game_at_home(
     mosquitto: Mosquitto, mqtt_subscribe: Subscribe, table_id: str, tmp_path: Path
 ) -> None:
+    config = tmp_path / "table.toml"  # the config file's way: [livechess] listen
+    config.write_text('[livechess]\nlisten = "127.0.0.1:0"\n', encoding="utf-8")
+    extra = ("--config", str(config))
     async with (
         DgtEmulator(speed=SPEED) as emu,
         mqtt_subscribe(mosquitto, payloads.topic(table_id, "game")) as games,
-        serving(*run_args(f"dgt:{emu.path}", table_id, mosquitto, tmp_path / "state")) as served,
+        serving(
+            *run_args(f"dgt:{emu.path}", table_id, mosquitto, tmp_path / "s", *extra)
+        ) as served,
         connected(served.port) as client,
     ):
         await client.subscribe((await first_board(client))["serialnr"])
@@ -233,16 +237,24 @@ async def test_a_venue_two_tables_in_table_id_order_and_setup_refused(
             call = {1: 3, 2: 5}[number]
             answer = await client.setup(game.fen(), feed=number, call=call)
             assert answer["response"] == "call", "the game's own position: taken"
-        for ply in range(1, 9):
-            for emu, game in games.values():
-                move = game.parse_san(SANS[ply - 1])
+        for ply, san in enumerate(SANS, start=1):
+            # The whole game at the first table, its first eight plies at the second.
+            for emu, game in list(games.values())[: 1 if ply > 8 else 2]:
+                move = game.parse_san(san)
                 await perform(emu, game, move, rng.choice(list(Style)), rng, SPEED)
                 mover = game.turn
                 game.push(move)
-                await emu.press(press_side(mover))
-        for number in games:
-            await client.moves_counted(SANS[:8], feed=number)
-        assert client.page(1).board == placement_after(*SANS[:8])
+                if not game.is_game_over():
+                    await emu.press(press_side(mover))
+        await client.moves_counted(SANS, feed=1)
+        await client.moves_counted(SANS[:8], feed=2)
+        assert client.page(1).board == placement_after(*SANS)
+        assert client.page(2).board == placement_after(*SANS[:8])
+        clocks = [
+            f["param"]["clock"] for f in client.feeds if f["id"] == 1 and f["param"].get("clock")
+        ]
+        assert {clock["run"] for clock in clocks} >= {True, False}, "each side's clock ran"
+        assert all(isinstance(clock["white"], int) and clock["time"] for clock in clocks)
 
         # A venue's tables are the arbiters': a setup of another position is refused.
         refused = await client.setup(START, feed=1, call=6)
@@ -251,7 +263,7 @@ async def test_a_venue_two_tables_in_table_id_order_and_setup_refused(
         assert "setup refused" in refused["param"]["message"]
         await asyncio.sleep(0.5)
         [board_a, _] = await client.eboards()
-        assert board_a["board"] == placement_after(*SANS[:8]), "the game goes on unchanged"
+        assert board_a["board"] == placement_after(*SANS), "the game is as it was"
 
 
 async def test_at_home_in_one_command_a_chessnut_on_the_radio(tmp_path: Path) -> None:

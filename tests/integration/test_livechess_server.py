@@ -20,7 +20,7 @@ from bridge.livechess.hall import Hall
 from bridge.livechess.origins import DEFAULT_ORIGINS, Origins
 from bridge.livechess.server import ListenError, LiveChessServer, start
 from bridge.wire import payloads
-from tests.cli import chessbridge
+from tests.cli import chessbridge, chessbridge_without
 from tests.conftest import Mosquitto
 from tests.livechess_client import connected, first_board
 from tests.published import Published
@@ -138,3 +138,21 @@ async def test_run_with_the_livechess_port_taken_stops_before_the_board_opens(
     [line] = err.decode().splitlines()
     assert f"cannot listen on 127.0.0.1:{port}" in line
     assert "no-such-board" not in line, "the board was never opened"
+
+
+@pytest.mark.parametrize(
+    ("missing", "args", "code"),
+    [
+        (("aiohttp",), ("run", "--board", "dgt:/dev/null", "--table", "t1", "--livechess"), 78),
+        (("aiohttp",), ("livechess", "--broker", "mqtt://127.0.0.1:1"), 2),
+        (("amqtt", "amqtt.broker"), ("livechess", "--board", "dgt:/dev/null"), 2),
+    ],
+)
+async def test_an_extra_not_installed_is_one_line_saying_which(
+    missing: tuple[str, ...], args: tuple[str, ...], code: int, tmp_path: Path
+) -> None:
+    proc = await chessbridge_without(missing, *args, "--state-dir", str(tmp_path))
+    _, err = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == code
+    [line] = err.decode().splitlines()
+    assert "pip install 'chessbridge[livechess]'" in line
