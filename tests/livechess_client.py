@@ -25,8 +25,6 @@ import aiohttp
 import chess
 import pytest
 
-from tests.cli import argv
-
 DEADLINE: Final = 20.0
 """Seconds a test waits for what it expects (never a measure of speed)."""
 
@@ -227,11 +225,12 @@ class Served:
 
 
 @contextlib.asynccontextmanager
-async def serving(*args: str) -> AsyncIterator[Served]:
-    """``chessbridge ARGS`` (its stdout and stderr read as they come), once its log says where
-    the API listens; SIGTERM at the end of the block, and its exit status must be 0."""
+async def serving(command: list[str]) -> AsyncIterator[Served]:
+    """The ``chessbridge`` ``command`` line (``tests.cli.argv``'s; its stdout and stderr read as
+    they come), once its log says where the API listens; SIGTERM at the end of the block, and
+    its exit status must be 0."""
     proc = await asyncio.create_subprocess_exec(
-        *argv(*args), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+        *command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
     )
     lines: list[str] = []
     bound: asyncio.Future[int] = asyncio.get_running_loop().create_future()

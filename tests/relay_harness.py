@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import aiohttp
 import pytest
@@ -134,9 +134,15 @@ async def _subscribed(relay: Relay) -> None:
 
 @contextlib.asynccontextmanager
 async def running_table(
-    broker: Broker, table: str, state_dir: Path, *, speed: float = 1.0
+    broker: Broker,
+    table: str,
+    state_dir: Path,
+    *,
+    speed: float = 1.0,
+    serve: Callable[[TableDaemon, asyncio.Event], Coroutine[Any, Any, None]] | None = None,
 ) -> AsyncIterator[tuple[DgtEmulator, TableDaemon]]:
-    """An emulated board with a clock and its table daemon, connected to ``broker``."""
+    """An emulated board with a clock and its table daemon, connected to ``broker``; ``serve``
+    runs the daemon until its event is set (default: ``TableDaemon.run``)."""
     async with DgtEmulator(speed=speed) as emu:
         daemon = TableDaemon(
             DaemonOptions(
@@ -148,7 +154,7 @@ async def running_table(
             )
         )
         stop = asyncio.Event()
-        task = asyncio.create_task(daemon.run(stop))
+        task = asyncio.create_task((serve or TableDaemon.run)(daemon, stop))
         try:
             await asyncio.wait_for(daemon.first_open.wait(), 15)
             await asyncio.wait_for(daemon.publisher.connected.wait(), 15)

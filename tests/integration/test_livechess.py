@@ -20,9 +20,10 @@ from bridge.demo.game import OPERA_GAME, perform, press_side
 from bridge.wire import payloads
 from drivers.choreography import Lift, Style, steps
 from drivers.dgt.emulator import DgtEmulator
+from tests.cli import argv
 from tests.conftest import Mosquitto, Subscribe, Subscription
 from tests.integration.test_ble_end_to_end import emulate, radio_config
-from tests.integration.test_end_to_end import payloads_on
+from tests.integration.test_end_to_end import payloads_on, run_argv
 from tests.livechess_client import (
     LiveChessClient,
     connected,
@@ -43,18 +44,7 @@ BY_HAND = 4
 
 def run_args(board: str, table: str, broker: Mosquitto, state: Path, *extra: str) -> list[str]:
     """``run`` with the API on a free port (``--livechess``, unless ``extra`` says otherwise)."""
-    return [
-        "run",
-        "--board",
-        board,
-        "--table",
-        table,
-        "--broker",
-        broker.url,
-        "--state-dir",
-        str(state),
-        *(extra or ("--livechess", "127.0.0.1:0")),
-    ]
+    return run_argv(board, table, broker.url, state, *(extra or ("--livechess", "127.0.0.1:0")))
 
 
 def mqtt_moves(sub: Subscription) -> list[str]:
@@ -92,13 +82,12 @@ async def test_a_whole_game_reaches_the_lichess_pages_sequence_through_run(
     mosquitto: Mosquitto, mqtt_subscribe: Subscribe, table_id: str, tmp_path: Path
 ) -> None:
     rng = random.Random(11)
-    args = run_args("dgt:{}", table_id, mosquitto, tmp_path / "state")
     async with (
         DgtEmulator(speed=SPEED) as emu,
         mqtt_subscribe(mosquitto, payloads.topic(table_id, "#")) as sub,
     ):
-        args[2] = f"dgt:{emu.path}"
-        async with serving(*args) as served, connected(served.port) as client:
+        args = run_args(f"dgt:{emu.path}", table_id, mosquitto, tmp_path / "state")
+        async with serving(args) as served, connected(served.port) as client:
             board = await first_board(client)
             assert board["serialnr"] == "01234"  # the emulated DGT board's own
             assert board["board"] == chess.Board().board_fen()
@@ -160,9 +149,7 @@ async def test_bad_calls_change_nothing_and_a_setup_starts_a_new_game_at_home(
     async with (
         DgtEmulator(speed=SPEED) as emu,
         mqtt_subscribe(mosquitto, payloads.topic(table_id, "game")) as games,
-        serving(
-            *run_args(f"dgt:{emu.path}", table_id, mosquitto, tmp_path / "s", *extra)
-        ) as served,
+        serving(run_args(f"dgt:{emu.path}", table_id, mosquitto, tmp_path / "s", *extra)) as served,
         connected(served.port) as client,
     ):
         await client.subscribe((await first_board(client))["serialnr"])
@@ -216,7 +203,7 @@ async def test_a_venue_two_tables_in_table_id_order_and_setup_refused(
         running_table(mosquitto_private, second, tmp_path / "b", speed=SPEED) as (emu_b, _),
         running_table(mosquitto_private, first, tmp_path / "a", speed=SPEED) as (emu_a, _),
         serving(
-            "livechess", "--broker", mosquitto_private.url, "--listen", "127.0.0.1:0"
+            argv("livechess", "--broker", mosquitto_private.url, "--listen", "127.0.0.1:0")
         ) as served,
         connected(served.port) as client,
     ):
@@ -272,10 +259,10 @@ async def test_at_home_in_one_command_a_chessnut_on_the_radio(tmp_path: Path) ->
     async with emulate("chessnut", "--speed", "4") as board:
         config = radio_config(tmp_path, board.radio)
         async with (
-            serving(
+            serving(argv(
                 "livechess", "--board", f"chessnut:{board.address}", "--config", str(config),
                 "--listen", "127.0.0.1:0", "--state-dir", str(tmp_path / "state"),
-            ) as served,
+            )) as served,
             connected(served.port) as client,
         ):  # fmt: skip
             listed = await first_board(client)

@@ -10,9 +10,9 @@ import asyncio
 import contextlib
 import logging
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import chess
 import pytest
@@ -20,13 +20,13 @@ from aiohttp import web
 
 from bridge.demo.game import OPERA_GAME, perform, press_side
 from bridge.livechess.local import serve_daemon
-from bridge.table.daemon import DaemonOptions, TableDaemon
-from bridge.wire.config import DEFAULT_RULES, Config, broker_settings
-from drivers import BoardUri
+from bridge.table.daemon import TableDaemon
+from bridge.wire.config import Config
 from drivers.choreography import Style
 from drivers.dgt.emulator import DgtEmulator
 from tests.browser import chromium
 from tests.conftest import Mosquitto
+from tests.relay_harness import running_table
 
 pytestmark = [pytest.mark.mosquitto, pytest.mark.pty]
 
@@ -101,30 +101,16 @@ async def page_server() -> AsyncIterator[int]:
 
 @contextlib.asynccontextmanager
 async def livechess_table(
-    broker: Mosquitto, table: str, state_dir: Path, emu: DgtEmulator
-) -> AsyncIterator[int]:
-    """``run --livechess`` in this process on ``emu``; yields the API's port."""
-    daemon = TableDaemon(
-        DaemonOptions(
-            board=BoardUri("dgt", emu.path),
-            table=table,
-            broker=broker_settings(broker.url),
-            rules=DEFAULT_RULES,
-            state_dir=state_dir,
-        )
-    )
-    stop = asyncio.Event()
+    broker: Mosquitto, table: str, state_dir: Path
+) -> AsyncIterator[tuple[DgtEmulator, int]]:
+    """``run --livechess`` in this process on an emulated board: the board and the API's port."""
     bound: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-    task = asyncio.create_task(
-        serve_daemon(daemon, "127.0.0.1:0", Config(), stop, bound.set_result)
-    )
-    try:
-        port = await asyncio.wait_for(bound, 20)
-        await asyncio.wait_for(daemon.first_open.wait(), 15)
-        yield port
-    finally:
-        stop.set()
-        await asyncio.wait_for(task, 20)
+
+    def serve(daemon: TableDaemon, stop: asyncio.Event) -> Coroutine[Any, Any, None]:
+        return serve_daemon(daemon, "127.0.0.1:0", Config(), stop, bound.set_result)
+
+    async with running_table(broker, table, state_dir, speed=SPEED, serve=serve) as (emu, _):
+        yield emu, await asyncio.wait_for(bound, 20)
 
 
 async def test_a_page_finds_the_board_sets_up_and_counts_every_move(
@@ -134,8 +120,7 @@ async def test_a_page_finds_the_board_sets_up_and_counts_every_move(
     rng = random.Random(2)
     rules = "--host-resolver-rules=MAP evil.example 127.0.0.1"
     async with (
-        DgtEmulator(speed=SPEED) as emu,
-        livechess_table(mosquitto, table_id, tmp_path / "state", emu) as api,
+        livechess_table(mosquitto, table_id, tmp_path / "state") as (emu, api),
         page_server() as port,
         chromium(flags=(rules,)) as browser,
     ):
