@@ -141,6 +141,19 @@ class Explained(NamedTuple):
     """Squares whose pieces are in a hand at work after ``line`` (empty on the board)."""
 
 
+def _pieces(board: chess.Board, color: chess.Color) -> tuple[int, int, int, int, int, int]:
+    """``board``'s pieces of ``color`` by type, pawn to king (python-chess's public bitboards)."""
+    own = board.occupied_co[color]
+    return (
+        board.pawns & own,
+        board.knights & own,
+        board.bishops & own,
+        board.rooks & own,
+        board.queens & own,
+        board.kings & own,
+    )
+
+
 class _ExhaustedError(Exception):
     pass
 
@@ -148,7 +161,7 @@ class _ExhaustedError(Exception):
 class _Goal:
     """The board read: a mask per coloured piece type on the squares it identifies."""
 
-    __slots__ = ("known", "masks", "occupied", "unknown")
+    __slots__ = ("counts", "known", "masks", "occupied", "type_counts", "unknown")
 
     def __init__(self, squares: Sequence[chess.Piece | None], unknown: Collection[int]) -> None:
         self.unknown = 0
@@ -163,6 +176,11 @@ class _Goal:
                 occupied |= chess.BB_SQUARES[sq]
         self.masks = masks
         self.occupied = occupied
+        self.type_counts = {key: chess.popcount(mask) for key, mask in masks.items()}
+        self.counts = {
+            color: sum(self.type_counts[pt, color] for pt in chess.PIECE_TYPES)
+            for color in chess.COLORS
+        }
 
     def reached(self, board: chess.Board) -> bool:
         if board.occupied != self.occupied:
@@ -173,31 +191,35 @@ class _Goal:
     def arrivals(self, board: chess.Board, color: chess.Color) -> int:
         """Squares where the board read has a piece of ``color`` that ``board`` has not."""
         mask = 0
-        for pt in chess.PIECE_TYPES:
-            mask |= self.masks[pt, color] & ~board.pieces_mask(pt, color)
+        masks = self.masks
+        for pt, pieces in zip(chess.PIECE_TYPES, _pieces(board, color), strict=True):
+            mask |= masks[pt, color] & ~pieces
         return mask
 
     def count(self, color: chess.Color) -> int:
         """How many pieces of ``color`` the board read identifies."""
-        return sum(chess.popcount(self.masks[pt, color]) for pt in chess.PIECE_TYPES)
+        return self.counts[color]
 
     def material_fits(self, board: chess.Board, color: chess.Color) -> bool:
         """The pieces of ``color`` read could come from ``board``'s by captures and promotions."""
-        pawns = chess.popcount(board.pieces_mask(chess.PAWN, color))
-        promoted = pawns - chess.popcount(self.masks[chess.PAWN, color])
-        for pt in (chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN):
-            promoted -= max(
-                chess.popcount(self.masks[pt, color])
-                - chess.popcount(board.pieces_mask(pt, color)),
-                0,
-            )
+        pawns, knights, bishops, rooks, queens, _ = _pieces(board, color)
+        read = self.type_counts
+        promoted = chess.popcount(pawns) - read[chess.PAWN, color]
+        for pt, pieces in (
+            (chess.KNIGHT, knights),
+            (chess.BISHOP, bishops),
+            (chess.ROOK, rooks),
+            (chess.QUEEN, queens),
+        ):
+            promoted -= max(read[pt, color] - chess.popcount(pieces), 0)
         return promoted >= 0
 
     def departures(self, board: chess.Board, color: chess.Color) -> int:
         """Squares where ``board`` has a piece of ``color`` that the board read has not."""
         mask = 0
-        for pt in chess.PIECE_TYPES:
-            mask |= board.pieces_mask(pt, color) & self.known & ~self.masks[pt, color]
+        masks, known = self.masks, self.known
+        for pt, pieces in zip(chess.PIECE_TYPES, _pieces(board, color), strict=True):
+            mask |= pieces & known & ~masks[pt, color]
         return mask
 
 
