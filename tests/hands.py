@@ -188,7 +188,7 @@ class Bench:
         if shape in READING_PERIOD:
             self.readings.feed(self.squares, 0.0)  # the first reading: the board as it stands
         if clock:
-            self._feed(self._reading(0.0), 0.0)
+            self._feed(self.reading(0.0), 0.0)
 
     def play(self, timed: list[Timed], settle: float = 15.0) -> list[Fact]:
         """Perform ``timed``, then let ``settle`` seconds pass."""
@@ -245,9 +245,10 @@ class Bench:
     def _press(self, color: chess.Color, at: float) -> None:
         mine = WHITE_SIDE if color == chess.WHITE else ClockSide.LEFT
         self.lever = ClockSide.LEFT if mine is ClockSide.RIGHT else ClockSide.RIGHT
-        self._feed(self._reading(at), at)
+        self._feed(self.reading(at), at)
 
-    def _reading(self, at: float) -> ClockReading:
+    def reading(self, at: float) -> ClockReading:
+        """What the clock reports now: both times, the lever as the last press left it."""
         return ClockReading(
             left=300,
             right=300,

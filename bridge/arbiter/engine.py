@@ -627,7 +627,7 @@ class Arbiter:
         if by is not None and game.result is None:
             if mismatch:
                 # The board contradicts the game: the press asks what it shows, at once.
-                facts.extend(self._recovery.reconstruct(now, pressed=True))
+                facts.extend(self._recovery.reconstruct(now, pressed=by))
             else:
                 facts.extend(self._irregularities.judge_press(by, now))
         completes: int | None = None

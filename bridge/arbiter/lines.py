@@ -139,6 +139,8 @@ class Explained(NamedTuple):
     """The search that decided: its lines (two or more: the board cannot tell them apart)."""
     held: tuple[chess.Square, ...] = ()
     """Squares whose pieces are in a hand at work after ``line`` (empty on the board)."""
+    base: int = 0
+    """The plies of ``line`` that are the candidate line it goes on from (``follow``)."""
 
 
 def _pieces(board: chess.Board, color: chess.Color) -> tuple[int, int, int, int, int, int]:
@@ -281,9 +283,46 @@ def explain(
         # the readings saw does not confirm, before any piece is supposed in a hand.
         budget -= found.tried
         found = search(board, squares, unknown, budget=budget // 2)
-    if found.lines or unknown:
+    if unknown:
         return Explained(found.line, found)
     budget -= found.tried
+    if found.lines:
+        if watch.hands or found.plies < 2:
+            return Explained(found.line, found)
+        # Read whole (a restart): a piece in a hand tells a shorter story than the journeys
+        # of several plies that take it off the board. Both are kept, neither is taken: the
+        # piece put down tells them apart.
+        shorter, _ = _suppose(board, squares, watch, budget, barred, found.plies - 1)
+        if not shorter:
+            return Explained(found.line, found)
+        lines = found.lines + tuple(f.lines[0] for f, _ in shorter)
+        both = Found(lines, found.plies, found.exhausted, found.tried)
+        return Explained(None, both, shorter[0][1])
+    gave_up = [found] if found.exhausted else []
+    explained, more = _suppose(board, squares, watch, budget, barred, MAX_PLIES)
+    gave_up += more
+    if explained:
+        first, held = explained[0]
+        line = first.line if len(explained) == 1 else None
+        # Taken when no line without a piece in the hand can be as short, with a margin of
+        # a move of each side: a search that gave up after depth d found none shorter.
+        if line is not None and all(len(line) <= g.plies - 2 for g in gave_up):
+            return Explained(line, first, held)
+        return Explained(None, first, held)
+    return Explained(None, gave_up[0] if gave_up else found)
+
+
+def _suppose(
+    board: chess.Board,
+    squares: Sequence[chess.Piece | None],
+    watch: Watch,
+    budget: int,
+    barred: Collection[chess.Square],
+    max_plies: int,
+) -> tuple[list[tuple[Found, tuple[chess.Square, ...]]], list[Found]]:
+    """The lines (up to ``max_plies``) that leave ``squares`` with each piece that reads empty
+    put back, then two of opposite colours: the first kind that explains the board, each with
+    the pieces held; and the searches that gave up."""
     colors = {
         sq: piece.color
         for sq in chess.SQUARES
@@ -291,7 +330,7 @@ def explain(
     }
     empty = list(colors)
     pairs = [(a, b) for i, a in enumerate(empty) for b in empty[i + 1 :] if colors[a] != colors[b]]
-    gave_up = [found] if found.exhausted else []
+    gave_up: list[Found] = []
     singles: list[tuple[chess.Square, ...]] = [(sq,) for sq in empty]
     left = len(singles) + len(pairs)
     for supposed in (singles, pairs):
@@ -304,21 +343,15 @@ def explain(
             # take it) must not use up the others'.
             share = budget // left
             left -= 1
-            in_hand = search(board, goal, budget=share, watch=watch)
+            in_hand = search(board, goal, budget=share, watch=watch, max_plies=max_plies)
             budget -= in_hand.tried
             if in_hand.lines and in_hand_after(board, in_hand.lines[0], held, other=watch.hands):
                 explained.append((in_hand, held))
             elif in_hand.exhausted:
                 gave_up.append(in_hand)
         if explained:
-            first, held = explained[0]
-            line = first.line if len(explained) == 1 else None
-            # Taken when no line without a piece in the hand can be as short, with a margin of
-            # a move of each side: a search that gave up after depth d found none shorter.
-            if line is not None and all(len(line) <= g.plies - 2 for g in gave_up):
-                return Explained(line, first, held)
-            return Explained(None, first, held)
-    return Explained(None, gave_up[0] if gave_up else found)
+            return explained, gave_up
+    return [], gave_up
 
 
 def follow(
@@ -367,7 +400,7 @@ def follow(
     exhausted = gave_up is not None or any(shown.found.exhausted for _, shown in best)
     found = Found(whole, plies, exhausted, sum(s.found.tried for _, s in best))
     if len(best) == 1 and shown.line is not None and not exhausted:
-        return Explained(base + shown.line, found, shown.held)
+        return Explained(base + shown.line, found, shown.held, len(base))
     return Explained(None, found, shown.held)
 
 

@@ -93,6 +93,7 @@ class Recovery:
         reported = game.trail.reported
         game.trail = Trail(within=chess.BB_ALL, reported=reported, since=now)
         game.places.clear()
+        self._lifted_at_read(now)
         return self.reconstruct(now)
 
     def changed(self, now: float, *, lifted: bool) -> list[Fact]:
@@ -132,20 +133,22 @@ class Recovery:
             facts.extend(self.report(now) if mismatch else self._report_watched(now))
         return facts
 
-    def reconstruct(self, now: float, *, pressed: bool = False) -> list[Fact]:
+    def reconstruct(self, now: float, *, pressed: chess.Color | None = None) -> list[Fact]:
         """Record the one line of legal moves that leaves the board read; else ``MISMATCH``.
 
-        ``pressed``: a player pressed the clock; with nothing explained, say so at once.
-        Whether the line's players pressed the clock is not known: no press is awaited.
+        ``pressed``: the player who pressed the clock now - his last move of the line, if it was
+        watched, is the one his press completes; with nothing explained, say so at once.
+        Whether the players of moves made unheard pressed the clock is not known: no press is
+        awaited for them.
         """
         game = self.game
         shown = self._search()
         if shown.line is not None:
-            return self.record_line(shown.line, now)
+            return self.record_line(shown.line, now, pressed=pressed, base=shown.base)
         self._carry(shown)
         if game.turn.state is not State.MISMATCH:
             game.turn.mismatch(now)
-        if pressed:
+        if pressed is not None:
             return self.report(now)
         trail = game.trail
         if not trail.reported:
@@ -173,7 +176,11 @@ class Recovery:
             line, due = shown.line, None
             if not judging:
                 line, due = self._released(line, now)
-            facts = self.record_line(line, now, watched=True, pressed=pressed) if line else None
+            facts = (
+                self.record_line(line, now, watched=True, pressed=pressed, base=shown.base)
+                if line
+                else None
+            )
             game.trail.report_at = None  # the game, with hands at work (or moves on their way)
             game.trail.search_at = due
             return facts
@@ -298,6 +305,7 @@ class Recovery:
         watched: bool = False,
         pressed: chess.Color | None = None,
         all_unheard: bool = False,
+        base: int = 0,
     ) -> list[Fact]:
         """Record a line of moves: made while nobody listened (whether they were pressed is not
         known), or, ``watched``, followed on the board (two hands at work).
@@ -307,14 +315,17 @@ class Recovery:
         ``pressed`` player's first one by his press): the first is judged with the touches of
         the ply as any move (the other hand's lifts are not the mover's), the ones after it were
         begun before it was their player's move, which binds nobody. ``all_unheard``: every move
-        was made while nobody listened (an arbiter's ``reconstruct``).
+        was made while nobody listened (an arbiter's ``reconstruct``). ``base``: the first
+        plies, the candidate line the rest goes on from (``lines.follow``).
         """
         game = self.game
         trail = game.trail
         if all_unheard or trail.within == chess.BB_ALL:
             unheard = len(line)
         else:
-            unheard = min(trail.unheard, len(line))
+            # The candidate line it goes on from was made unheard, if the candidates were read
+            # whole; what follows was watched.
+            unheard = min(base, len(line)) if trail.unheard else 0
         watched = watched and game.turn.unexplained is None
         # The presser's last move of the line is the one his press completes.
         completed = None
@@ -339,8 +350,18 @@ class Recovery:
                 game.physical[sq] = game.squares[sq]
         game.diff = {sq for sq in chess.SQUARES if game.physical[sq] != game.squares[sq]}
         game.trail = Trail.watched(game.diff, now)
+        self._lifted_at_read(now)
         game.turn.board_changed(bool(game.diff))
         return facts
+
+    def _lifted_at_read(self, now: float) -> None:
+        """Pieces off their squares when the board was read whole (a restart, a reconnect), or
+        still off after a line read off it: lifted then, for all anyone saw - their moves land
+        after it (``lines.landing``)."""
+        game = self.game
+        for sq in game.diff:
+            if game.physical[sq] is None and not game.places.get(sq):
+                game.seen(sq, None, now)
 
     def stored_press(self, side: ClockSide, now: float) -> list[Fact]:
         """A press the board's memory recorded: it completes the presser's move."""

@@ -9,13 +9,15 @@ one ``board_mismatch`` and nothing recorded until the board matches or an arbite
 from __future__ import annotations
 
 import chess
+import pytest
 
 from bridge.arbiter.engine import MISMATCH_AFTER, Arbiter, EngineConfig
 from bridge.arbiter.facts import CompletedBy, Fact
 from bridge.arbiter.recovery import HELD_AFTER
 from bridge.arbiter.state import State
 from drivers.choreography import Lift, Place, steps
-from drivers.events import BoardSnapshot
+from drivers.events import BoardSnapshot, ClockSide, Occupant
+from tests.hands import Bench, Overlap, Ply, Shape, Timed, timeline
 from tests.table import HandFed
 from tests.unit.test_laws import Table, alerts, moves
 
@@ -191,3 +193,73 @@ def test_pieces_missing_at_the_restart_are_given_longer_before_the_alert() -> No
     facts = table.wait(HELD_AFTER - MISMATCH_AFTER)
     [alert] = alerts(facts)
     assert alert.details["squares"] == ["h1", "a8"]
+
+
+# -- a restart amid two hands (the players go on at once, each reaching early) -----------------
+
+
+def restart_amid_two_hands(
+    game: str, at: int, unheard: int, *, clock: bool, early: dict[int, Overlap]
+) -> tuple[list[chess.Move], list[chess.Move], list[str]]:
+    """``game`` (UCI) published up to ply ``at``; the daemon restarts with ``unheard`` plies
+    made meanwhile and the next move's piece in a hand when the board is read; the players go
+    on with the rest, the replies to the plies in ``early`` (counted from the read) begun
+    before the move they answer has landed (their first lift, or all of them). The moves
+    recorded, the moves played since the last one published, the alerts' kinds."""
+    played = [chess.Move.from_uci(uci) for uci in game.split()]
+    start = chess.Board()
+    for move in played[:at]:
+        start.push(move)
+    bench = Bench(start, Shape.EVENTS, clock=clock)
+    board = start.copy()
+    for move in played[at : at + unheard]:
+        board.push(move)
+    held = played[at + unheard].from_square
+    squares: list[Occupant | None] = [board.piece_at(sq) for sq in chess.SQUARES]
+    squares[held] = None
+    bench.squares = list(squares)
+    bench.lever = ClockSide.RIGHT if board.turn == chess.WHITE else ClockSide.LEFT
+    if clock:  # the clock as it stands: the last unheard move was pressed
+        bench.arbiter.feed(bench.reading(1.0), 1.0)
+    bench.facts.extend(bench.arbiter.feed(BoardSnapshot(squares=tuple(squares), at=1.0), 1.0))
+    rest = [
+        Ply(move, overlap=early.get(i, Overlap.NONE))
+        for i, move in enumerate(played[at + unheard :])
+    ]
+    laid = timeline(board, rest, clock=clock)
+    laid.remove(next(t for t in laid if t.step == Lift(held)))  # in the hand already
+    bench.play([Timed(t.at + 1.5, t.step, t.press, t.ends) for t in laid])
+    return bench.recorded(), played[at:], [a.kind for a in bench.alerts()]
+
+
+GAME_A = (
+    "d2d3 a7a6 b2b4 d7d5 g1h3 b7b5 b1a3 e7e5 e1d2 f8e7 a3b1 c8b7 b1a3 e7h4 d2c3 f7f6 c1b2 e8f7 "
+    "f2f3 f7e6 h3g5 f6g5 h1g1 c7c6 d1e1"
+)
+GAME_B = (
+    "d2d4 b7b6 d4d5 g8f6 d5d6 h7h5 c1f4 b8c6 b1a3 c8b7 f4h6 d8c8 g2g3 b6b5 a1c1 c6b4 g3g4 b7h1 "
+    "g4h5 c7c5 h2h3 h8h6 a3c4 g7g6 c4d2 b4c6 e2e4 c8b8 g1e2 f6d5"
+)
+
+
+@pytest.mark.parametrize("clock", [False, True], ids=["no clock", "clock"])
+def test_a_restart_with_a_hand_at_work_and_the_reply_begun_early_follows_the_game(
+    clock: bool,
+) -> None:
+    # One ply made unheard (4... e5), White's king already in his hand when the board is read;
+    # Black makes his whole reply (Be7) before the king lands on d2. Every move is recorded.
+    early = {0: Overlap.WHOLE, 3: Overlap.FIRST_LIFT}
+    recorded, played, kinds = restart_amid_two_hands(GAME_A, 7, 1, clock=clock, early=early)
+    assert recorded == played
+    assert kinds == []
+
+
+@pytest.mark.parametrize("clock", [False, True], ids=["no clock", "clock"])
+def test_a_piece_in_a_hand_at_the_restart_is_not_taken_for_a_longer_journey(clock: bool) -> None:
+    # White's knight is in his hand when the board is read: four plies could also have taken it
+    # off the board (Nb6, Qd8/Qb8, Nxc8, Qxc8). Neither is taken; the knight put down on d2
+    # tells, and the game goes on.
+    early = {1: Overlap.FIRST_LIFT}
+    recorded, played, kinds = restart_amid_two_hands(GAME_B, 24, 0, clock=clock, early=early)
+    assert recorded == played
+    assert kinds == []
