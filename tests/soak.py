@@ -508,6 +508,8 @@ class TableOutcome:
     """The alerts the arbiter settled with a ``reconstruct`` (:func:`settles`)."""
     responses: list[Payload] = field(default_factory=list)
     """The table's responses to them."""
+    complete_at: float | None = None
+    """When the consumer held all its moves and its game (s from the first move), or None."""
     published: list[str] = field(default_factory=list)
     """Everything it published, a line each, copies dropped, with its arrival (the soak's
     clock): for the report."""
@@ -690,6 +692,8 @@ class SoakTable:
         self.exits: list[int | None] = []
         self.kills = 0
         self.unplugs = 0
+        self.complete_at: float | None = None
+        """When its moves and game were all published (s from the first move), or None."""
 
     async def play(self, t0: float) -> None:
         """Every step and press of the table's timeline at its moment."""
@@ -815,17 +819,19 @@ async def run(plan: Plan, broker: Mosquitto, directory: Path, *, verbose: bool =
 
         def complete() -> bool:
             for table in tables:
+                if table.complete_at is not None:
+                    continue
                 events, _ = unique(consumer.payloads(table.table, "event/move"))
                 moves = line(events)
                 if [
                     moves[p]["data"]["uci"] if p in moves else None
                     for p in range(1, len(table.plan.plies) + 1)
                 ] != table.plan.moves:
-                    return False
+                    continue
                 games = consumer.payloads(table.table, "game")
-                if not games or games[-1]["data"]["moves"]["uci"] != table.plan.moves:
-                    return False
-            return True
+                if games and games[-1]["data"]["moves"]["uci"] == table.plan.moves:
+                    table.complete_at = consumer.last_at - t0
+            return all(table.complete_at is not None for table in tables)
 
         deadline = loop.time() + SETTLE
         done = complete()
@@ -857,6 +863,7 @@ async def run(plan: Plan, broker: Mosquitto, directory: Path, *, verbose: bool =
             settled=arbiter.settled.get(table.table, []),
             responses=consumer.payloads(table.table, "response/reconstruct"),
             published=published(consumer, table.table, t0),
+            complete_at=table.complete_at,
         )
         outcome.problems.extend(copies)
         outcome.judge()
