@@ -16,8 +16,7 @@ generated config; never a mock and never a public broker.
 - ``small_disk`` (function): a real file system of its own, 4 MiB of tmpfs mounted for the test
   (``fill()`` it to the last byte, ``free()`` it again); skipped where the test may not mount.
 
-Mark a test ``@pytest.mark.allow_error_log`` when it expects ERROR log records. ``--soak-seed N``
-runs the soak (tests/integration/test_soak.py) with another seed.
+Mark a test ``@pytest.mark.allow_error_log`` when it expects ERROR log records.
 """
 
 from __future__ import annotations
@@ -45,15 +44,6 @@ _START_TIMEOUT = 10.0
 _STOP_TIMEOUT = 10.0
 
 _BROKER_FIXTURES = frozenset({"mosquitto", "mosquitto_private", "mosquitto_factory"})
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption(
-        "--soak-seed",
-        type=int,
-        default=None,
-        help="the seed of tests/integration/test_soak.py (its games and faults); default: its own",
-    )
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -36,8 +36,8 @@ board in either order. A ``board_mismatch`` that names nobody and lists such lin
 played among them, is answered at once with ``reconstruct`` and those moves, as an arbiter who
 asks the players does (docs/commands.md); anything else is left as it is.
 
-Used by ``tests/integration/test_soak.py`` (a few tables, about a minute, in CI) and
-``bench/soak_bench.py`` (more tables and plies, against the baseline).
+Used by ``bench/soak_bench.py`` (against the same tables without faults); its short form (four
+tables of 30 plies, about a minute) is meant for the test suite once the engine passes it.
 """
 
 from __future__ import annotations
