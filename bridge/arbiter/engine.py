@@ -225,8 +225,16 @@ class Arbiter:
     def reconstruct(self, line: Sequence[chess.Move], now: float) -> list[Fact]:
         """Moves an arbiter says were played while nobody listened, legal in turn from the game:
         recorded as ``reconstructed``, in order. A board nothing explained is settled: the game
-        is judged from the position they leave (the board is the players' to put right)."""
-        return self._recovery.record_line(tuple(line), now, all_unheard=True)
+        is judged from the position they leave. The players may have gone on meanwhile: a board
+        that one line of legal moves from there explains is followed (recorded as read off the
+        board); else it is the players' to put right."""
+        game = self._game
+        facts = self._recovery.record_line(tuple(line), now, all_unheard=True)
+        if game.diff and game.result is None:
+            shown = self._recovery.ahead()
+            if shown is not None:
+                facts += self._recovery.record_line(shown, now, all_unheard=True)
+        return facts
 
     def snapshot(self) -> GameSnapshot:
         """The game as a retained ``game`` topic shows it."""

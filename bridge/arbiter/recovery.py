@@ -157,6 +157,13 @@ class Recovery:
             trail.report_at = now + (HELD_AFTER if self._held() else MISMATCH_AFTER)
         return []
 
+    def ahead(self) -> lines.Line | None:
+        """The one line of legal moves from the game that leaves the board read, nobody having
+        watched them made (the players went on while a mismatch waited for the arbiter)."""
+        game = self.game
+        shown = lines.explain(game.board, game.physical, game.inferred)
+        return shown.line if shown.line and not shown.held else None
+
     def follow(
         self, now: float, *, pressed: chess.Color | None = None, judging: bool = False
     ) -> list[Fact] | None:

@@ -263,3 +263,23 @@ def test_a_piece_in_a_hand_at_the_restart_is_not_taken_for_a_longer_journey(cloc
     recorded, played, kinds = restart_amid_two_hands(GAME_B, 24, 0, clock=clock, early=early)
     assert recorded == played
     assert kinds == []
+
+
+@pytest.mark.parametrize("clock", [False, True], ids=["no clock", "clock"])
+def test_after_the_arbiters_reconstruct_the_moves_the_players_made_meanwhile_are_followed(
+    clock: bool,
+) -> None:
+    # Read whole: a6, d3 and Nf6 in either order (two lines: said, nothing recorded). The
+    # players go on with c3 while the arbiter asks them; he sets the three moves. The table
+    # records them, then c3, and goes on following the game (Be7).
+    table = restarted(clock=clock)
+    unheard = board_after("a6 d3 Nf6", table.board)
+    read(table, unheard)
+    assert table.arbiter.state is State.MISMATCH
+    played = board_after("c3", unheard)
+    table.do(steps(unheard, played.peek()))
+    facts = table.arbiter.reconstruct(played.move_stack[5:8], table.now)
+    assert [m.san for m in moves(facts)] == ["a6", "d3", "Nf6", "c3"]
+    table.board = played
+    later = table.play("Be7", press=clock)
+    assert [m.san for m in moves(later)] == ["Be7"]
