@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import selectors
@@ -245,6 +246,7 @@ async def test_retained_board_and_game_republished_after_broker_restart(
     outbox.close()
 
 
+@pytest.mark.allow_error_log
 async def test_a_claim_the_broker_never_confirmed_does_not_make_the_last_process_a_rival(
     mosquitto_factory: MosquittoFactory, table_id: str, tmp_path: Path, mqtt_subscribe: Subscribe
 ) -> None:
@@ -266,8 +268,9 @@ async def test_a_claim_the_broker_never_confirmed_does_not_make_the_last_process
 
     outbox = Outbox(tmp_path)
     tap = MqttTap(broker.host, broker.port)
-    async with tap.running(), mqtt_subscribe(broker, None) as arbiter:
+    async with mqtt_subscribe(broker, None) as arbiter:
         await arbiter.client.publish(claim_topic, dead, qos=1, retain=True)
+    async with tap.running():
         publisher = _publisher(table_id, tap, outbox, on_request=handle)
         tap.withhold_publishes = True
         task = asyncio.create_task(publisher.run())
@@ -295,6 +298,9 @@ async def test_a_claim_the_broker_never_confirmed_does_not_make_the_last_process
             with contextlib.suppress(Exception):
                 await task
     outbox.close()
+    # The connection the broker's stop cut during the announce: aiomqtt logs its future (the
+    # disconnection, which nothing awaited) when it is collected - here, not in a later test.
+    gc.collect()
 
 
 async def test_events_during_an_outage_arrive_once_in_order(
