@@ -228,13 +228,7 @@ class Arbiter:
         is judged from the position they leave. The players may have gone on meanwhile: a board
         that one line of legal moves from there explains is followed (recorded as read off the
         board); else it is the players' to put right."""
-        game = self._game
-        facts = self._recovery.record_line(tuple(line), now, all_unheard=True)
-        if game.diff and game.result is None:
-            shown = self._recovery.ahead()
-            if shown is not None:
-                facts += self._recovery.record_line(shown, now, all_unheard=True)
-        return facts
+        return self._recovery.arbiters_line(tuple(line), now)
 
     def snapshot(self) -> GameSnapshot:
         """The game as a retained ``game`` topic shows it."""

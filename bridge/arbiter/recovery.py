@@ -157,12 +157,17 @@ class Recovery:
             trail.report_at = now + (HELD_AFTER if self._held() else MISMATCH_AFTER)
         return []
 
-    def ahead(self) -> lines.Line | None:
-        """The one line of legal moves from the game that leaves the board read, nobody having
-        watched them made (the players went on while a mismatch waited for the arbiter)."""
+    def arbiters_line(self, line: lines.Line, now: float) -> list[Fact]:
+        """An arbiter's moves (``reconstruct``), then the one line of legal moves from there
+        that leaves the board read, if there is one: the players went on while he asked them
+        (nobody watched those moves made in order: both are ``reconstructed``)."""
         game = self.game
-        shown = lines.explain(game.board, game.physical, game.inferred)
-        return shown.line if shown.line and not shown.held else None
+        facts = self.record_line(line, now, all_unheard=True)
+        if game.diff and game.result is None:
+            shown = lines.explain(game.board, game.physical, game.inferred)
+            if shown.line and not shown.held:
+                facts += self.record_line(shown.line, now, all_unheard=True)
+        return facts
 
     def follow(
         self, now: float, *, pressed: chess.Color | None = None, judging: bool = False

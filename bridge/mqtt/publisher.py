@@ -430,26 +430,17 @@ class Publisher:
             "claim",
             payloads.ClaimData(instance=self.instance, since=self._since),
         )
-        messages = [(self._status_topic, self._status("online", seq))]
+        messages = [(self._claim_topic, claim), (self._status_topic, self._status("online", seq))]
         messages += [
             (topic, payload)
             for topic, (retained_seq, payload) in self._retained.items()
             if not self._outbox.is_pending(retained_seq)
         ]
         messages += list(self._descriptions.items())
-
-        async def claim_table() -> None:
-            await client.publish(self._claim_topic, claim, qos=1, retain=True)
-            # Only once the broker holds it: until then the claim it keeps may still be the
-            # last process's (the broker stopped before it took ours), which the next
-            # connection must not take for a rival's.
-            self._claimed = True
-
-        # Sent in this order (the claim first), without waiting for each acknowledgement before
-        # the next.
+        self._claimed = True
+        # Sent in this order, without waiting for each acknowledgement before the next.
         await asyncio.gather(
-            claim_table(),
-            *(client.publish(topic, payload, qos=1, retain=True) for topic, payload in messages),
+            *(client.publish(topic, payload, qos=1, retain=True) for topic, payload in messages)
         )
 
     async def _serve(self, client: aiomqtt.Client, window: SendWindow) -> None:
@@ -542,11 +533,10 @@ class Publisher:
     def _on_claim(self, raw: bytes, *, live: bool) -> None:
         """Another daemon's claim to this table: of the two, the one started later goes.
 
-        The claim found at subscription before the broker ever confirmed ours is the previous
-        process's (dead: a restart); any claim after ours is a second daemon. Two daemons with
-        one client id take each other's connection in turn and never overlap: each finds the
-        other's claim when it comes back, so the claim has a topic of its own, which no Last
-        Will overwrites.
+        The claim found at subscription on the first connection is the previous process's
+        (dead: a restart); any claim after ours is a second daemon. Two daemons with one client
+        id take each other's connection in turn and never overlap: each finds the other's claim
+        when it comes back, so the claim has a topic of its own, which no Last Will overwrites.
         """
         if not raw:  # the retained claim cleared: nobody's claim
             return
