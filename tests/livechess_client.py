@@ -193,12 +193,20 @@ async def connected(
                 await reader
 
 
-async def first_board(client: LiveChessClient, state: str = "ACTIVE") -> Message:
-    """The page's first board, once the API lists it as ``state`` with a board known."""
+async def first_board(
+    client: LiveChessClient, state: str = "ACTIVE", *, battery: bool = False
+) -> Message:
+    """The page's first board, once the API lists it as ``state`` with a board known (and,
+    with ``battery``, the battery the board reports a moment after it connects)."""
     deadline = asyncio.get_running_loop().time() + DEADLINE
     while True:
         boards = await client.eboards()
-        if boards and boards[0]["state"] == state and boards[0]["board"]:
+        if (
+            boards
+            and boards[0]["state"] == state
+            and boards[0]["board"]
+            and (not battery or boards[0]["battery"] is not None)
+        ):
             return boards[0]
         if asyncio.get_running_loop().time() > deadline:
             pytest.fail(f"no {state} board listed after {DEADLINE} s: {boards}")

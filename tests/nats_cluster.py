@@ -288,9 +288,13 @@ class NatsCluster:
 
     def __init__(self, directory: Path, size: int = 3, replicas: int = 3) -> None:
         self.nodes = [NatsNode(directory / f"n{i}", f"n{i}") for i in range(size)]
+        self.replicas = replicas
+        self._configure()
+
+    def _configure(self) -> None:
         routes = [node.route_port for node in self.nodes]
         for node in self.nodes:
-            node.configure(routes, replicas)
+            node.configure(routes, self.replicas)
 
     @property
     def url(self) -> str:
@@ -307,14 +311,24 @@ class NatsCluster:
         return BrokerList(self.url_from(first))
 
     async def start(self) -> None:
-        for node in self.nodes:
-            node.launch()
-        try:
-            await asyncio.gather(*(node.settled() for node in self.nodes))
-            await asyncio.gather(*(node.ready() for node in self.nodes))
-        except BaseException:
-            self.stop()  # no node left running by a start that failed
-            raise
+        for attempt in range(3):
+            for node in self.nodes:
+                node.launch()
+            try:
+                await asyncio.gather(*(node.settled() for node in self.nodes))
+                await asyncio.gather(*(node.ready() for node in self.nodes))
+                return
+            except BaseException as exc:
+                self.stop()  # no node left running by a start that failed
+                # A free port picked for a node taken by another process meanwhile (tests run
+                # side by side): the cluster starts afresh on other ports.
+                if "address already in use" not in str(exc) or attempt == 2:
+                    raise
+                for node in self.nodes:
+                    node.port, node.client_port = free_port(), free_port()
+                    node.route_port, node.http_port = free_port(), free_port()
+                    shutil.rmtree(node.directory / "jetstream", ignore_errors=True)
+                self._configure()
 
     def stop(self) -> None:
         for node in self.nodes:

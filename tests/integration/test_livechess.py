@@ -265,7 +265,7 @@ async def test_at_home_in_one_command_a_chessnut_on_the_radio(tmp_path: Path) ->
             )) as served,
             connected(served.port) as client,
         ):  # fmt: skip
-            listed = await first_board(client)
+            listed = await first_board(client, battery=True)
             assert listed["serialnr"] == "home"  # a Chessnut reports no serial: the table id
             assert listed["battery"] == "87%"
             assert listed["clock"] is None
