@@ -32,7 +32,7 @@ import socket
 import subprocess
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Protocol
 
@@ -507,3 +507,20 @@ def _fail_on_error_log(request: pytest.FixtureRequest) -> Iterator[None]:
             f"{record.levelname} {record.name}: {record.getMessage()}" for record in handler.records
         )
         pytest.fail(f"unexpected ERROR log records (mark allow_error_log if expected):\n{lines}")
+
+
+@contextlib.asynccontextmanager
+async def subscribed_in_background(
+    run: Coroutine[object, object, None], subscribed: asyncio.Event, within: float
+) -> AsyncIterator[None]:
+    """A consumer's ``run`` as a task, entered once it set ``subscribed`` (within ``within``
+    seconds), cancelled on exit."""
+    task = asyncio.create_task(run)
+    try:
+        async with asyncio.timeout(within):
+            await subscribed.wait()
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

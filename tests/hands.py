@@ -18,7 +18,7 @@ import chess
 import msgspec
 
 from bridge.arbiter.engine import Arbiter, EngineConfig
-from bridge.arbiter.facts import AlertRaised, Fact, MovePlayed
+from bridge.arbiter.facts import AlertRaised, Fact
 from drivers import FAMILIES
 from drivers.choreography import Lift, Place, Step, Style, occupancy_steps, steps
 from drivers.events import (
@@ -31,6 +31,7 @@ from drivers.events import (
     SquareOccupied,
 )
 from drivers.readings import Readings
+from tests.table import recorded
 
 WHITE_SIDE = ClockSide.RIGHT
 
@@ -212,13 +213,7 @@ class Bench:
 
     def recorded(self) -> list[chess.Move]:
         """The moves the engine published, superseding moves replacing the last."""
-        out: list[chess.Move] = []
-        for fact in self.facts:
-            if isinstance(fact, MovePlayed):
-                if fact.supersedes:
-                    out.pop()
-                out.append(fact.move)
-        return out
+        return recorded(self.facts)
 
     def alerts(self) -> list[AlertRaised]:
         return [f for f in self.facts if isinstance(f, AlertRaised)]

@@ -61,7 +61,7 @@ import chess
 from bridge.demo.game import press_side
 from drivers.choreography import Lift, Style
 from drivers.dgt.emulator import DgtEmulator, Memory
-from tests.conftest import SUBSCRIBER_LOGGER, Mosquitto
+from tests.conftest import SUBSCRIBER_LOGGER, Mosquitto, subscribed_in_background
 from tests.hands import Overlap, Ply, Timed, timeline
 from tests.integration.test_faults import Daemon
 
@@ -351,15 +351,8 @@ class Consumer:
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[Consumer]:
         """Connected and subscribed within the context."""
-        task = asyncio.create_task(self._run())
-        try:
-            async with asyncio.timeout(START):
-                await self._subscribed.wait()
+        async with subscribed_in_background(self._run(), self._subscribed, START):
             yield self
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
 
     async def changed(self, seen: int) -> None:
         """Return once more than ``seen`` messages were received."""

@@ -91,10 +91,15 @@ class OccupancyBoard(HandFed):
 
     def recorded(self) -> list[chess.Move]:
         """The moves recorded so far (a superseding move replaces the last)."""
-        out: list[chess.Move] = []
-        for fact in self.facts:
-            if isinstance(fact, MovePlayed):
-                if fact.supersedes:
-                    out.pop()
-                out.append(fact.move)
-        return out
+        return recorded(self.facts)
+
+
+def recorded(facts: list[Fact]) -> list[chess.Move]:
+    """The moves ``facts`` record, in order, a superseding move replacing the last."""
+    out: list[chess.Move] = []
+    for fact in facts:
+        if isinstance(fact, MovePlayed):
+            if fact.supersedes:
+                out.pop()
+            out.append(fact.move)
+    return out

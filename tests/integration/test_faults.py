@@ -38,6 +38,7 @@ from tests.conftest import (
     SmallDisk,
     Subscribe,
     Subscription,
+    subscribed_in_background,
 )
 from tests.emulated import until
 from tests.integration.test_end_to_end import run_argv
@@ -323,15 +324,8 @@ class PersistentSubscriber(Received):
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[PersistentSubscriber]:
-        task = asyncio.create_task(self._run())
-        try:
-            async with asyncio.timeout(WAIT):
-                await self._subscribed.wait()
+        async with subscribed_in_background(self._run(), self._subscribed, WAIT):
             yield self
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
 
 
 async def test_moves_made_while_the_broker_is_down_arrive_once_and_in_order(

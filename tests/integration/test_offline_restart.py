@@ -32,7 +32,13 @@ from paho.mqtt.properties import Properties
 
 from bridge.mqtt.state_dir import DB_NAME
 from drivers.dgt.emulator import DgtEmulator
-from tests.conftest import SUBSCRIBER_LOGGER, Mosquitto, MosquittoFactory, Received
+from tests.conftest import (
+    SUBSCRIBER_LOGGER,
+    Mosquitto,
+    MosquittoFactory,
+    Received,
+    subscribed_in_background,
+)
 from tests.emulated import until
 from tests.integration.test_faults import (
     GAME,
@@ -133,15 +139,8 @@ class Consumer(Received):
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[Consumer]:
         """Connected and subscribed within the context."""
-        task = asyncio.create_task(self._run())
-        try:
-            async with asyncio.timeout(WAIT):
-                await self._subscribed.wait()
+        async with subscribed_in_background(self._run(), self._subscribed, WAIT):
             yield self
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
 
 
 def logged_ply(table: Daemon, ply: int) -> bool:
