@@ -360,8 +360,11 @@ class Publisher:
             self._backoff.reset()
             self._reserved = None  # used now; the next connection gets new seqs
             _LOGGER.info("connected to MQTT broker %s as %r", self.broker, self._client_id)
+            # Listening from the start: the claim retained arrives during the announce, and a
+            # connection lost then ends the session at once (its error read, not left behind).
+            receiver = asyncio.create_task(self._receive(client))
             try:
-                await self._announce(client, online_seq)
+                await self._announce_while(receiver, client, online_seq)
                 # From here on a row stored is written at once (send_now), also before the
                 # sender task first runs.
                 self._window = SendWindow(
@@ -371,18 +374,38 @@ class Publisher:
                     topic_alias_maximum=limits.topic_alias_maximum,
                 )
                 self.connected.set()
-                await self._serve(client, self._window)
+                await self._serve(client, self._window, receiver)
             except asyncio.CancelledError:
                 with contextlib.suppress(aiomqtt.MqttError, TimeoutError):
                     await asyncio.wait_for(self._say_offline(client), 1.0)
                 raise
             finally:
+                receiver.cancel()
+                with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
+                    await receiver
                 self.connected.clear()
                 if self._window is not None:
                     self._window.close()
                     self._window = None
             await self._say_offline(client)
             _LOGGER.info("disconnecting from MQTT broker %s", self.broker)
+
+    async def _announce_while(
+        self, receiver: asyncio.Task[None], client: aiomqtt.Client, online_seq: int
+    ) -> None:
+        """``_announce``, unless the connection drops first (the receiver raises MqttError)."""
+        announce = asyncio.create_task(self._announce(client, online_seq))
+        try:
+            await asyncio.wait({announce, receiver}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not announce.done():
+                announce.cancel()
+                with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
+                    await announce
+        if receiver.done():
+            receiver.result()  # the connection dropped: MqttError
+            raise aiomqtt.MqttError("the broker closed the connection during the announce")
+        announce.result()
 
     async def _announce(self, client: aiomqtt.Client, online_seq: int) -> None:
         # One SUBSCRIBE for both, before anything is said: the table's claim (a second daemon
@@ -430,22 +453,32 @@ class Publisher:
             "claim",
             payloads.ClaimData(instance=self.instance, since=self._since),
         )
-        messages = [(self._claim_topic, claim), (self._status_topic, self._status("online", seq))]
+        messages = [(self._status_topic, self._status("online", seq))]
         messages += [
             (topic, payload)
             for topic, (retained_seq, payload) in self._retained.items()
             if not self._outbox.is_pending(retained_seq)
         ]
         messages += list(self._descriptions.items())
-        self._claimed = True
-        # Sent in this order, without waiting for each acknowledgement before the next.
+
+        async def claim_table() -> None:
+            await client.publish(self._claim_topic, claim, qos=1, retain=True)
+            # Only once the broker holds it: until then the claim it keeps may still be the
+            # last process's (the broker stopped before it took ours), which the next
+            # connection must not take for a rival's.
+            self._claimed = True
+
+        # Sent in this order (the claim first), without waiting for each acknowledgement before
+        # the next.
         await asyncio.gather(
-            *(client.publish(topic, payload, qos=1, retain=True) for topic, payload in messages)
+            claim_table(),
+            *(client.publish(topic, payload, qos=1, retain=True) for topic, payload in messages),
         )
 
-    async def _serve(self, client: aiomqtt.Client, window: SendWindow) -> None:
+    async def _serve(
+        self, client: aiomqtt.Client, window: SendWindow, receiver: asyncio.Task[None]
+    ) -> None:
         """Send and receive until the connection fails (raises) or :meth:`stop` (returns)."""
-        receiver = asyncio.create_task(self._receive(client))
         sender = asyncio.create_task(self._send(window))
         statuses = asyncio.create_task(self._send_status_changes(client))
         watchdog = asyncio.create_task(self._watch_acks(window))
@@ -533,10 +566,11 @@ class Publisher:
     def _on_claim(self, raw: bytes, *, live: bool) -> None:
         """Another daemon's claim to this table: of the two, the one started later goes.
 
-        The claim found at subscription on the first connection is the previous process's
-        (dead: a restart); any claim after ours is a second daemon. Two daemons with one client
-        id take each other's connection in turn and never overlap: each finds the other's claim
-        when it comes back, so the claim has a topic of its own, which no Last Will overwrites.
+        The claim found at subscription before the broker ever confirmed ours is the previous
+        process's (dead: a restart); any claim after ours is a second daemon. Two daemons with
+        one client id take each other's connection in turn and never overlap: each finds the
+        other's claim when it comes back, so the claim has a topic of its own, which no Last
+        Will overwrites.
         """
         if not raw:  # the retained claim cleared: nobody's claim
             return
