@@ -53,6 +53,10 @@ BUDGET: Final = 3_000
 """Moves tried before the search gives up: a board nothing explains must not stall the table
 (the bar is 100 ms; ``bench/lines_bench.py`` measures it, docs/benchmarks.md)."""
 
+PASSING: Final = 1 / 1.6
+"""A piece slid across a square shows there for about a scan at most; the dwell is a scan and a
+half (``engine.DEFAULT_DWELL``): one lifted again within this part of the dwell was passing."""
+
 _COLORED: Final = tuple((pt, c) for c in chess.COLORS for pt in chess.PIECE_TYPES)
 _CASTLING_TO: Final = chess.BB_A1 | chess.BB_H1 | chess.BB_A8 | chess.BB_H8
 """python-chess masks castling moves by the rook's square."""
@@ -251,7 +255,20 @@ def search(
         except _ExhaustedError:
             return Found(tuple(walk.lines), plies, True, budget)
         if walk.lines:
-            return Found(tuple(walk.lines), plies, False, budget - walk.budget)
+            found = tuple(walk.lines)
+            if watch.hands and len(found) == 1 and plies < max_plies:
+                # A piece put down and lifted again soon after may have slid on, or moved
+                # again: a line one ply longer leaves the same board, the other player to move.
+                # (Read whole after a restart, nothing tells them apart: there a piece's journey
+                # in two moves, where the line takes it in one, is not looked for.)
+                walk.lines = []
+                walk.rival = True
+                try:
+                    walk.walk(plies + 1)
+                except _ExhaustedError:
+                    return Found(found, plies, True, budget)
+                found += tuple(walk.lines[:1])
+            return Found(found, plies, False, budget - walk.budget)
     return Found((), max_plies, False, budget - walk.budget)
 
 
@@ -445,6 +462,9 @@ class _Walk:
         self.lines: list[Line] = []
         self.line: list[chess.Move] = []
         self.dead: set[tuple[object, ...]] = set()
+        self.rival = False
+        """Looking for a line one ply longer than the one found: a piece lifted again within a
+        scan of landing was passing on its way, not moved twice (``PASSING``)."""
 
     def walk(self, plies: int) -> None:
         board = self.board
@@ -484,6 +504,8 @@ class _Walk:
                 landed = landing(self.places, self.board, move, before, self.scan, used=used)
                 if landed is None:
                     continue  # no piece was put there after the player's move before
+                if self.rival and _passed(self.places[move.to_square], landed, self.dwell):
+                    continue
                 self.landed[color] = landed
                 claimed = (move.to_square, landed)
                 self.used.add(claimed)
@@ -585,13 +607,10 @@ def accounts(
             puts.append((square, put))
     if not puts:
         return True
-    reached = passed = 0
-    after = board.copy(stack=False)
+    reached = changes(board, line)
+    passed = 0
     for move in line:
         passed |= chess.between(move.from_square, move.to_square)
-        for square, _ in positions.move_changes(after, move):
-            reached |= chess.BB_SQUARES[square]
-        after.push(move)
     for square, put in puts:
         if reached & chess.BB_SQUARES[square]:
             continue
@@ -601,6 +620,23 @@ def accounts(
         if stood is None or any(piece not in (None, stood) for piece in put):
             return False
     return True
+
+
+def changes(board: chess.Board, line: Line) -> int:
+    """A mask of the squares the moves of ``line`` (from ``board``) change."""
+    reached = 0
+    after = board.copy(stack=False)
+    for move in line:
+        for square, _ in positions.move_changes(after, move):
+            reached |= chess.BB_SQUARES[square]
+        after.push(move)
+    return reached
+
+
+def _passed(seen: Sequence[Seen], put: float, dwell: float) -> bool:
+    """Whether the piece put down at ``put`` was lifted again within a scan (``PASSING``)."""
+    lifted = next((change.at for change in seen if not change.put and change.at > put), None)
+    return lifted is not None and lifted - put < dwell * PASSING
 
 
 def _slid(seen: Sequence[Seen], since: float, dwell: float) -> bool:
@@ -628,18 +664,43 @@ def landing(
     lifts a piece after its move before has landed, and puts it down after that. ``None``: it
     was not seen to. ``scan``: on a board read about once a second, the landing is any change
     seen on the square, and the move before may have landed up to a reading before it was
-    seen (``Watch.scan``). ``used``: the landings of other moves.
+    seen (``Watch.scan``). ``used``: the landings of other moves. A castling lands when its
+    rook has too.
     """
-    lifts = places.get(move.from_square)
-    lands = places.get(move.to_square)
-    if not lifts or not lands:
-        return None  # its piece did not leave its square, or nothing was put where it goes
     piece = board.piece_at(move.from_square)
     if piece is None:
         return None
     if move.promotion:
         piece = chess.Piece(move.promotion, piece.color)
     floor = after - scan
+    landed = _put_after(places, move.from_square, move.to_square, piece, floor, scan, used)
+    if landed is not None and board.is_castling(move):
+        # The rook too: lifted, then put on its square (a piece put there before the rook
+        # left is the king passing, or another piece).
+        rank = move.from_square & ~7
+        kingside = board.is_kingside_castling(move)
+        rook = chess.Piece(chess.ROOK, piece.color)
+        rook_from, rook_to = rank + (7 if kingside else 0), rank + (5 if kingside else 3)
+        if _put_after(places, rook_from, rook_to, rook, floor, scan, ()) is None:
+            return None
+    return landed
+
+
+def _put_after(
+    places: Places,
+    origin: chess.Square,
+    target: chess.Square,
+    piece: chess.Piece,
+    floor: float,
+    scan: float,
+    used: Collection[tuple[chess.Square, float]],
+) -> float | None:
+    """When ``piece`` was first put on ``target`` after it was lifted from ``origin`` at or
+    after ``floor`` (``landing``)."""
+    lifts = places.get(origin)
+    lands = places.get(target)
+    if not lifts or not lands:
+        return None  # its piece did not leave its square, or nothing was put where it goes
     for seen in lifts:
         if seen.at >= floor and (scan or not seen.put):
             lifted = seen.at
@@ -651,7 +712,7 @@ def landing(
             seen.put
             and seen.at >= lifted
             and (scan or seen.piece is None or seen.piece == piece)
-            and (not used or (move.to_square, seen.at) not in used)
+            and (not used or (target, seen.at) not in used)
         ):
             return seen.at
     return None

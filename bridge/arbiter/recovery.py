@@ -193,8 +193,12 @@ class Recovery:
                 if line
                 else None
             )
-            game.trail.report_at = None  # the game, with hands at work (or moves on their way)
-            game.trail.search_at = due
+            trail = game.trail
+            trail.report_at = None  # the game, with hands at work (or moves on their way)
+            trail.search_at = due
+            # The moves still on their way change their squares even where the board reads
+            # the same (a capture on a board that senses occupancy only): still in reach.
+            trail.within |= lines.changes(game.board, shown.line[len(line) :])
             return facts
         self._carry(shown)
         trail = game.trail

@@ -6,8 +6,9 @@ promotion through the pawn); about half the replies begin early - their first li
 whole reply, before the last step of the move they answer (``tests.hands``). Played as a DGT
 board and a Millennium board report them, with and without a clock: every game is recorded
 whole, in order, and nobody is accused of anything. On a board that senses occupancy only,
-where two lines of moves can leave the same squares occupied, nothing wrong is ever recorded:
-what is recorded is the game so far, and what is not is said (``board_mismatch``).
+where two lines of moves can leave the same squares occupied (of one length, or one a ply
+longer: a piece moved on soon after it was put down, or slid on), nothing wrong is ever
+recorded: what is recorded is the game so far, and what is not is said (``board_mismatch``).
 """
 
 from __future__ import annotations
@@ -106,7 +107,9 @@ def test_an_occupancy_board_records_nothing_wrong_and_says_what_it_cannot_tell(
     bench = play(fen, plies, Shape.OCCUPANCY)
     recorded = bench.recorded()
     assert recorded == [ply.move for ply in plies][: len(recorded)]
+    # Lines the board cannot tell apart are said (once each time), until a move tells them
+    # apart; a game not recorded whole ends on one.
+    kinds = [a.kind for a in bench.alerts()]
+    assert set(kinds) <= {"board_mismatch"}
     if len(recorded) < len(plies):
-        assert [a.kind for a in bench.alerts()] == ["board_mismatch"]
-    else:
-        assert bench.alerts() == []
+        assert kinds

@@ -287,3 +287,74 @@ def test_pegasus_plays_a_reply_begun_early_as_a_unique_line() -> None:
     bench = played(Shape.OCCUPANCY, plies)
     assert bench.recorded() == [ply.move for ply in plies]
     assert [f for f in bench.facts if isinstance(f, AlertRaised)] == []
+
+
+# On a board that senses occupancy only, pieces of either side look alike: the order in which
+# squares were lifted and filled is all the engine has to tell lines apart.
+BISHOPS = "r3k2r/ppp2ppp/2n5/8/2b2B2/2N5/PPP2PPP/R3K2R w KQkq - 0 1"
+
+
+def sans_plies(
+    start: str, sans: str, early: dict[int, Overlap], styles: dict[int, Style]
+) -> list[Ply]:
+    board = chess.Board(start)
+    plies = []
+    for i, san in enumerate(sans.split()):
+        move = board.parse_san(san)
+        plies.append(Ply(move, styles.get(i, Style.PLAIN), early.get(i, Overlap.NONE), 0.25))
+        board.push(move)
+    return plies
+
+
+@pytest.mark.parametrize(("shape", "clock"), SHAPES_AND_CLOCKS)
+def test_a_reply_made_while_the_movers_piece_is_in_the_air_after_a_line_is_released(
+    shape: Shape, clock: bool
+) -> None:
+    """Bxc7 O-O Bf4 Bxa2: White lifts his bishop before O-O lands, slides it towards f4, and
+    Black takes on a2 before it lands. The line is released move by move (the slide waits for
+    its dwell); the capture on a2, where an occupancy board reads no change, stays in reach."""
+    plies = sans_plies(
+        BISHOPS,
+        "Bxc7 O-O Bf4 Bxa2",
+        early={1: Overlap.FIRST_LIFT, 2: Overlap.WHOLE},
+        styles={2: Style.SLIDE},
+    )
+    bench = played(shape, plies, clock=clock, start=BISHOPS)
+    assert bench.recorded() == [ply.move for ply in plies]
+    assert bench.alerts() == []
+
+
+def test_a_king_and_a_rook_moved_in_two_moves_are_no_castling_on_an_occupancy_board() -> None:
+    """Kf1 ... Rg1 leaves the squares O-O leaves: but the piece put on f1 came before the rook
+    left h1, so it was the king's."""
+    start = "r1bqk2r/pppp1ppp/2n2n2/2b1p3/2B1P3/2NP1N2/PPP1QPPP/R1B1K2R w KQkq - 0 1"
+    plies = sans_plies(
+        start,
+        "Kf1 Bxf2 Rg1 d6",
+        early={0: Overlap.FIRST_LIFT, 1: Overlap.FIRST_LIFT},
+        styles={},
+    )
+    bench = played(Shape.OCCUPANCY, plies, start=start)
+    recorded = bench.recorded()
+    assert recorded == [ply.move for ply in plies][: len(recorded)]
+    assert chess.Move.from_uci("e1g1") not in recorded
+    assert len(recorded) == len(plies)
+
+
+def test_a_piece_put_down_and_lifted_again_while_the_reply_lands_is_not_guessed() -> None:
+    """Bg5 Nxe5 Bh6 on an occupancy board, the bishop lifted from g5 again before the knight
+    lands: Bh6 with the bishop slid over g5 leaves the same squares occupied, with White to
+    move. The two lines are not guessed; the next move tells them apart."""
+    start = "r1bqk2r/pP3ppp/2n2n2/2bpP3/8/2N2N2/PPP2pPP/R1BQKB1R w KQkq d6 0 8"
+    game = "Ke2 Bxb7 b3 Rg8 Bg5 Nxe5 Bh6"
+    plies = sans_plies(start, game, early={4: Overlap.FIRST_LIFT, 5: Overlap.FIRST_LIFT}, styles={})
+    bench = played(Shape.OCCUPANCY, plies, start=start)
+    recorded = bench.recorded()
+    assert recorded == [ply.move for ply in plies][: len(recorded)]
+    assert recorded[:4] == [ply.move for ply in plies[:4]]
+    # The next move (Black's) tells them apart: the whole game is recorded.
+    plies = sans_plies(
+        start, game + " Rh8", early={4: Overlap.FIRST_LIFT, 5: Overlap.FIRST_LIFT}, styles={}
+    )
+    bench = played(Shape.OCCUPANCY, plies, start=start)
+    assert bench.recorded() == [ply.move for ply in plies]
