@@ -43,7 +43,7 @@ from typing import Final, assert_never
 import chess
 import msgspec
 
-from bridge.arbiter import alerts, judge, lines, positions, rules, touch
+from bridge.arbiter import alerts, judge, positions, rules, touch, watching
 from bridge.arbiter.bursts import DEFAULT_SAME_SCAN, Knocks
 from bridge.arbiter.centre import CentreKings
 from bridge.arbiter.clock import Clock
@@ -594,7 +594,7 @@ class Arbiter:
         # Not when a piece was seen put down since that the revision leaves out: the side to
         # move's reply made and taken back meanwhile, say (a board read once a second).
         since = game.trail.since
-        if move is None or not lines.accounts(board, (move,), game.places, since, game.dwell):
+        if move is None or not watching.accounts(board, (move,), game.places, since, game.dwell):
             return None
         return move
 

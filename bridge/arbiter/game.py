@@ -15,12 +15,13 @@ from collections.abc import Iterable
 import chess
 import msgspec
 
-from bridge.arbiter import alerts, judge, lines, positions, touch
+from bridge.arbiter import alerts, judge, positions, touch, watching
 from bridge.arbiter.clock import Clock
 from bridge.arbiter.facts import AlertRaised, CompletedBy, Fact, GameEnded, MovePlayed
-from bridge.arbiter.lines import Found, Seen
+from bridge.arbiter.lines import Found
 from bridge.arbiter.rules import Edition
 from bridge.arbiter.state import Turn
+from bridge.arbiter.watching import Seen
 from drivers.events import Occupant
 
 
@@ -180,7 +181,7 @@ class Game:
         """The other hand was at work before the last move landed (two hands on the board)."""
         self.trail = Trail.watched(self.diff, self.last_change)
         self.places: dict[chess.Square, list[Seen]] = {}
-        """What was seen on each square since the board last was the game (``lines.Places``)."""
+        """What was seen on each square since the board last was the game (``watching.Places``)."""
         self.landed = {chess.WHITE: float("-inf"), chess.BLACK: float("-inf")}
         """When each player's last recorded move landed: his next is lifted and lands after."""
 
@@ -257,7 +258,7 @@ class Game:
         if superseded is not None:
             touches = superseded.touches + touches
         self.prev = Previous(self.squares[:], changed, move, touches)
-        seen = lines.landing(self.places, board, move, self.landed[color])
+        seen = watching.landing(self.places, board, move, self.landed[color])
         landed = now if seen is None else seen
         self.landed[color] = landed
         san = board.san(move)

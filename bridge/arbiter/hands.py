@@ -8,7 +8,7 @@ case. Three questions are answered here, on the engine's state (``game.Game``):
   exactly, or - the other hand already at work - one whose squares all show it, every other
   square reading empty where the game has a piece the opponent, to move after it, may hold
   (``positions.find_move_with_hand``). Either only if it accounts for every piece put down since
-  the last move landed (``lines.accounts``): a board read at a reading's pace can show one move
+  the last move landed (``watching.accounts``): a board read at a reading's pace can show one move
   where the hands made three (a king out and back, the other hand's reply between).
 * Does an event of the other hand bear on a move that may still be on its way (``beside``)? Not
   when it is his own piece away from the move's squares: the move waits for its dwell or the
@@ -25,7 +25,7 @@ from typing import Final
 
 import chess
 
-from bridge.arbiter import lines, positions
+from bridge.arbiter import positions, watching
 from bridge.arbiter.game import Candidate, Game
 
 UNTOLD_SCAN: Final = 0.9
@@ -70,7 +70,7 @@ class Hands:
     def accounted(self, move: chess.Move) -> bool:
         """Whether ``move`` accounts for every piece seen put down since the last move landed."""
         game = self.game
-        return lines.accounts(game.board, (move,), game.places, game.trail.since, game.dwell)
+        return watching.accounts(game.board, (move,), game.places, game.trail.since, game.dwell)
 
     def beside(
         self,

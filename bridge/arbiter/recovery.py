@@ -22,7 +22,7 @@ from typing import Final
 
 import chess
 
-from bridge.arbiter import alerts, judge, lines, positions, touch
+from bridge.arbiter import alerts, judge, lines, positions, touch, watching
 from bridge.arbiter.bursts import SLOW_SCAN
 from bridge.arbiter.facts import CompletedBy, Fact
 from bridge.arbiter.game import Game, Trail
@@ -53,7 +53,7 @@ class Recovery:
         self.settle = settle
         """Seconds the board must rest before it is searched again (the engine's dwell)."""
         self.slow = scan >= SLOW_SCAN
-        """The board reads itself whole about once a second (``lines.Watch.scan``)."""
+        """The board reads itself whole about once a second (``watching.Watch.scan``)."""
         self.scan = scan if self.slow else 0.0
         self.rest_after = min(settle, SEARCH_AFTER) + (scan if self.slow else 0.0)
         """Seconds a watched board no single move explains must rest before it is searched: on
@@ -198,7 +198,7 @@ class Recovery:
             trail.search_at = due
             # The moves still on their way change their squares even where the board reads
             # the same (a capture on a board that senses occupancy only): still in reach.
-            trail.within |= lines.changes(game.board, shown.line[len(line) :])
+            trail.within |= watching.changes(game.board, shown.line[len(line) :])
             return facts
         self._carry(shown)
         trail = game.trail
@@ -263,20 +263,34 @@ class Recovery:
         within = trail.within
         for sq in game.displaced:
             within &= ~chess.BB_SQUARES[sq]
-        # Watched, what the hands did is known; after a board read whole, only the board is.
+        # Watched, what the hands did is known; after a board read whole, only the board was,
+        # and what the hands did since (``Watch.unheard``).
         watched = trail.within != chess.BB_ALL
         after = (game.landed[chess.BLACK], game.landed[chess.WHITE])
-        watch = lines.Watch(
+        read_whole = not watched and self._put_since(trail.since)
+        if read_whole:
+            after = (trail.since, trail.since)
+        watch = watching.Watch(
             within,
-            game.places if watched else None,
+            game.places if watched or read_whole else None,
             trail.since,
             after,
             scan=self.scan,
             dwell=game.dwell,
+            unheard=read_whole,
         )
         return lines.follow(
             game.board, trail.bases, game.physical, game.inferred, watch=watch, barred=barred
         )
+
+    def _put_since(self, since: float) -> bool:
+        """Whether a piece was seen put down after ``since`` (the hands seen at work)."""
+        for seen in reversed(self.game.places.values()):
+            if not seen or seen[-1].at <= since:
+                return False  # the squares before it changed earlier still
+            if any(change.put and change.at > since for change in seen):
+                return True
+        return False
 
     def _carry(self, shown: lines.Explained) -> None:
         """Several lines explain the board: search on from each of them at the next rest."""
@@ -373,7 +387,7 @@ class Recovery:
     def _lifted_at_read(self, now: float) -> None:
         """Pieces off their squares when the board was read whole (a restart, a reconnect), or
         still off after a line read off it: lifted then, for all anyone saw - their moves land
-        after it (``lines.landing``)."""
+        after it (``watching.landing``)."""
         game = self.game
         for sq in game.diff:
             if game.physical[sq] is None and not game.places.get(sq):

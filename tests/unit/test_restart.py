@@ -283,3 +283,47 @@ def test_after_the_arbiters_reconstruct_the_moves_the_players_made_meanwhile_are
     table.board = played
     later = table.play("Be7", press=clock)
     assert [m.san for m in moves(later)] == ["Be7"]
+
+
+@pytest.mark.parametrize("clock", [False, True], ids=["no clock", "clock"])
+def test_moves_made_after_the_restart_are_ordered_by_the_hands_seen_making_them(
+    clock: bool,
+) -> None:
+    # Two plies made unheard (d3 Kf7), and both players' next pieces in their hands when the
+    # board is read: nothing explains the board yet. Then g4 and Nc7 are put down, watched:
+    # read whole, d3 and g4 could come in either order, and so could Kf7 and Nc7; but what the
+    # restarted daemon saw (g4 put down after the board was read) tells the order. The whole
+    # game is recorded, with no alert.
+    played = [chess.Move.from_uci(uci) for uci in GAME_C.split()]
+    start = chess.Board()
+    for move in played[:28]:
+        start.push(move)
+    bench = Bench(start, Shape.EVENTS, clock=clock)
+    board = start.copy()
+    for move in played[28:30]:
+        board.push(move)
+    squares: list[Occupant | None] = [board.piece_at(sq) for sq in chess.SQUARES]
+    squares[chess.G3] = squares[chess.A6] = None  # both hands at work
+    bench.squares = list(squares)
+    bench.lever = ClockSide.RIGHT if board.turn == chess.WHITE else ClockSide.LEFT
+    if clock:
+        bench.arbiter.feed(bench.reading(1.0), 1.0)
+    bench.facts.extend(bench.arbiter.feed(BoardSnapshot(squares=tuple(squares), at=1.0), 1.0))
+    rest = [Ply(move) for move in played[30:]]
+    laid = [
+        t
+        for t in timeline(board, rest, clock=clock)
+        if t.step not in (Lift(chess.G3), Lift(chess.A6))
+    ]
+    bench.play([Timed(t.at + 1.2, t.step, t.press, t.ends) for t in laid])
+    assert bench.recorded() == played[28:]
+    assert [a.kind for a in bench.alerts()] == []
+
+
+GAME_C = (
+    "g2g3 f7f5 f2f3 g8f6 b2b3 d7d6 c1a3 f6d5 d1c1 g7g6 a3b2 e8d7 c1d1 d7e6 a2a3 d5f6 e2e3 g6g5 "
+    "b2c3 f8g7 f1h3 h8e8 d1e2 g7h6 c3b4 c7c5 e2a6 b8a6 d2d3 e6f7 g3g4 a6c7 h3g2 a7a5 e1d2 c5c4 "
+    "f3f4 f6d5 b4a5 c4c3"
+)
+"""A game a soak's table played (seed 1, table 4): killed after 28... Nxa6, the daemon came back
+with d3 Kf7 made, g4 and Nc7 under way."""
