@@ -85,6 +85,10 @@ class Trail(msgspec.Struct):
     """When ``board_mismatch`` is raised if nothing explains the board by then."""
     reported: bool = False
     """``board_mismatch`` was raised for this irregularity: once is enough."""
+    reported_lines: bool = False
+    """It listed lines the board cannot tell apart (one that listed none, the search having
+    found none or given up, is raised once more when such lines are found: the arbiter is told
+    the moves to choose from)."""
     found: Found | None = None
     """What the last search found."""
 

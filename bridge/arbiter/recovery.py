@@ -90,8 +90,13 @@ class Recovery:
             return []
         # Nobody watched: the moves made meanwhile may have gone anywhere. The lines found now
         # are carried forward while the players go on.
-        reported = game.trail.reported
-        game.trail = Trail(within=chess.BB_ALL, reported=reported, since=now)
+        told = game.trail
+        game.trail = Trail(
+            within=chess.BB_ALL,
+            reported=told.reported,
+            reported_lines=told.reported_lines,
+            since=now,
+        )
         game.places.clear()
         self._lifted_at_read(now)
         return self.reconstruct(now)
@@ -103,7 +108,7 @@ class Recovery:
             self.settled()
             return []
         trail.search_at = None if lifted else now + self.settle
-        if not trail.reported:
+        if self._unsaid():
             trail.report_at = now + (HELD_AFTER if lifted else MISMATCH_AFTER)
         return []
 
@@ -151,7 +156,7 @@ class Recovery:
         if pressed is not None:
             return self.report(now)
         trail = game.trail
-        if not trail.reported:
+        if self._unsaid():
             # Fewer pieces on the board than in the game, and no capture explains it: pieces in
             # a hand, perhaps moved unheard before they were lifted. They are given longer.
             trail.report_at = now + (HELD_AFTER if self._held() else MISMATCH_AFTER)
@@ -205,7 +210,7 @@ class Recovery:
         if shown.found.lines and judging:
             game.turn.mismatch(now)
             return self.report(now)
-        if not trail.reported:
+        if self._unsaid():
             trail.report_at = game.last_change + (HELD_AFTER if self._held() else MISMATCH_AFTER)
         return None
 
@@ -309,16 +314,26 @@ class Recovery:
         game = self.game
         return game.physical.count(None) > game.squares.count(None)
 
+    def _unsaid(self) -> bool:
+        """Whether ``board_mismatch`` is still to be raised for this irregularity: not yet, or
+        only before the lines the board cannot tell apart were found (``Trail.reported_lines``)."""
+        trail = self.game.trail
+        if not trail.reported:
+            return True
+        found = trail.found
+        return not trail.reported_lines and found is not None and len(found.lines) > 1
+
     def report(self, now: float) -> list[Fact]:
         """``board_mismatch``, once for this mismatch: the arbiter settles it."""
         game = self.game
         trail = game.trail
         trail.report_at = None
-        if trail.reported:
+        if not self._unsaid():
             return []
-        trail.reported = True
-        squares = sorted(game.diff)
         found = trail.found or lines.Found((), 0, False)
+        trail.reported = True
+        trail.reported_lines = len(found.lines) > 1
+        squares = sorted(game.diff)
         alert = alerts.unexplained_reading(squares, game.board, found)
         return [game.raise_alert(alert, now)]
 

@@ -327,3 +327,50 @@ GAME_C = (
 )
 """A game a soak's table played (seed 1, table 4): killed after 28... Nxa6, the daemon came back
 with d3 Kf7 made, g4 and Nc7 under way."""
+
+
+def test_a_mismatch_said_before_its_lines_were_found_is_said_again_with_them() -> None:
+    # Three plies made unheard (a5 h4 h6), White's h-pawn in his hand again when the board is
+    # read, and his press at once: nothing explains the board yet (the search gives up), which
+    # is said. The pawn put down on h5, two lines explain it (Black's a5 and h6 in either
+    # order): said once more, with the lines, so that the arbiter can choose; he does, and the
+    # table follows the game from there.
+    played = [chess.Move.from_uci(uci) for uci in GAME_D.split()]
+    start = chess.Board()
+    for move in played[:3]:
+        start.push(move)
+    bench = Bench(start, Shape.EVENTS, clock=True)
+    board = start.copy()
+    for move in played[3:6]:
+        board.push(move)
+    squares: list[Occupant | None] = [board.piece_at(sq) for sq in chess.SQUARES]
+    squares[chess.H4] = None  # in White's hand
+    bench.squares = list(squares)
+    bench.lever = ClockSide.RIGHT  # White's clock runs
+    bench.arbiter.feed(bench.reading(1.0), 1.0)
+    bench.facts.extend(bench.arbiter.feed(BoardSnapshot(squares=tuple(squares), at=1.0), 1.0))
+    bench.play([Timed(1.2, press=chess.WHITE)], settle=0.0)
+    [said] = bench.alerts()
+    assert said.details["lines"] == []
+    pawn = chess.Piece(chess.PAWN, chess.WHITE)
+    bench.play([Timed(1.6, Place(chess.H5, pawn))], settle=MISMATCH_AFTER + 1.0)
+    first, again = bench.alerts()
+    assert again.kind == "board_mismatch"
+    shown = again.details["lines"]
+    assert isinstance(shown, list)
+    assert sorted(shown) == ["a7a5 h2h4 h7h6 h4h5", "h7h6 h2h4 a7a5 h4h5"]
+    later = bench.arbiter.reconstruct(played[3:7], bench.now)
+    assert [m.move for m in moves(later)] == played[3:7]
+    bench.facts.extend(later)
+    board.push(played[6])
+    rest = [Ply(move) for move in played[7:12]]
+    at = bench.now + 1.0
+    bench.play(
+        [Timed(t.at + at, t.step, t.press, t.ends) for t in timeline(board, rest, clock=True)]
+    )
+    assert bench.recorded() == played[3:12]
+    assert len(bench.alerts()) == 2
+
+
+GAME_D = "f2f3 c7c5 b2b3 a7a5 h2h4 h7h6 h4h5 f7f5 f3f4 g7g5 e2e4 c5c4"
+"""A soak's table (seed 1, table 6): killed after 2. b3, three plies made meanwhile."""
