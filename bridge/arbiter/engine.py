@@ -386,10 +386,7 @@ class Arbiter:
                     facts.extend(
                         self._on_square(framed, self._game.identify(framed, occupant), t, now)
                     )
-            cand = game.candidate
-            if cand is not None:
-                game.candidate = None
-                facts.extend(self._record(cand, CompletedBy.RECONSTRUCTED, now))
+            facts.extend(self._recovery.replayed(now, follow=bool(steps)))
         finally:
             game.replaying = False
         if snapshot is not None:

@@ -67,7 +67,7 @@ class Recovery:
         sensed = self._oriented(list(event.squares))
         game.inferred = {sq for sq in chess.SQUARES if isinstance(sensed[sq], UnknownPiece)}
         turn = game.board.turn
-        game.physical = [
+        physical = [
             None
             if occupant is None
             else occupant
@@ -75,6 +75,11 @@ class Recovery:
             else game.squares[sq] or chess.Piece(chess.PAWN, turn)
             for sq, occupant in enumerate(sensed)
         ]
+        if physical == game.physical and game.trail.within != chess.BB_ALL and game.diff:
+            # The board as the engine already saw it (its memory replayed up to now): what the
+            # hands did is known, and the board goes on being followed as it was watched.
+            return []
+        game.physical = physical
         game.diff = {sq for sq in chess.SQUARES if game.physical[sq] != game.squares[sq]}
         irregular = game.turn.irregular
         if irregular is not None and irregular.stood is not None:
@@ -175,14 +180,20 @@ class Recovery:
         return facts
 
     def follow(
-        self, now: float, *, pressed: chess.Color | None = None, judging: bool = False
+        self,
+        now: float,
+        *,
+        pressed: chess.Color | None = None,
+        judging: bool = False,
+        replayed: bool = False,
     ) -> list[Fact] | None:
         """The board watched, at rest (or pressed), that no single move explains: follow it.
 
         The one line of legal moves (from the game, or from the lines that explained it at an
         earlier rest) that leaves the board, with a hand perhaps still at work, is recorded as
         the moves were made: on their release, the presser's by his press. Two lines are never
-        guessed: when ``judging`` (a press, a still board), ``board_mismatch`` at once; else it
+        guessed: when ``judging`` (a press, a still board, the end of a memory ``replayed``,
+        whose moves are reconstructed: their presses were read), ``board_mismatch`` at once; else it
         is said once the board has rested (``report_at``), unless a press or the still board
         will judge it. ``None``: no line to record - none leads to the board, or the board is
         the game with pieces in a hand.
@@ -194,7 +205,14 @@ class Recovery:
             if not judging:
                 line, due = self._released(line, now)
             facts = (
-                self.record_line(line, now, watched=True, pressed=pressed, base=shown.base)
+                self.record_line(
+                    line,
+                    now,
+                    watched=True,
+                    pressed=pressed,
+                    all_unheard=replayed,
+                    base=shown.base,
+                )
                 if line
                 else None
             )
@@ -213,6 +231,22 @@ class Recovery:
         if self._unsaid():
             trail.report_at = game.last_change + (HELD_AFTER if self._held() else MISMATCH_AFTER)
         return None
+
+    def replayed(self, now: float, *, follow: bool) -> list[Fact]:
+        """The board's memory replayed: the move it left on its way is recorded; with
+        ``follow``, moves no single one of which explains the board (the hands overlapped: two
+        hands on the board) are followed as the board at rest would have been. Both are
+        reconstructed (their presses, if any, were read)."""
+        game = self.game
+        cand = game.candidate
+        facts: list[Fact] = []
+        if cand is not None:
+            game.candidate = None
+            by = CompletedBy.RECONSTRUCTED
+            facts = game.record_move(cand.move, cand.revision, by, now)
+        if follow and game.diff and game.result is None and game.turn.unexplained is None:
+            facts += self.follow(now, judging=True, replayed=True) or []
+        return facts
 
     def _released(self, line: lines.Line, now: float) -> tuple[lines.Line, float | None]:
         """The moves of ``line`` released (4.7), and when to look at the rest again.

@@ -9,7 +9,7 @@ from bridge.arbiter.facts import AlertRaised, CompletedBy, MovePlayed
 from drivers.choreography import Lift, Step, steps
 from drivers.dgt.events import DgtEvent, StoredChange, StoredClockTime, StoredMarker, StoredTag
 from drivers.dgt.memory import steps_since
-from drivers.events import BoardSnapshot, ClockReading, ClockSide
+from drivers.events import BoardSnapshot, ClockReading, ClockSide, SquareOccupied
 from drivers.link import StoredPress
 
 
@@ -208,3 +208,63 @@ def test_two_plies_read_off_the_full_board_accuse_nobody_of_not_pressing() -> No
     later = chess.Board(board.fen())
     facts = arbiter.recover(None, snapshot(later), 11.0)  # the same board: nothing new
     assert facts == []
+
+
+# --- two hands in the memory (a soak's tables, seed 1) ------------------------------------------
+
+
+def change(square: chess.Square, symbol: str | None = None) -> StoredChange:
+    piece = None if symbol is None else chess.Piece.from_symbol(symbol)
+    return StoredChange(square=square, piece=piece, at=0.0)
+
+
+def test_a_reply_made_before_the_move_landed_is_replayed_in_the_hands_order() -> None:
+    """Killed after 2... b4; meanwhile White lifts his d-pawn, Black makes a6 whole before d3
+    lands, then h4, and Black's g-pawn is in his hand when the daemon is back. No single move
+    explains the board at any point of the replay after a6: the memory's order tells the line
+    (d3 a6 h4), as the board at rest would have."""
+    board = chess.Board()
+    log = listing(board) + played_and_pressed(board, "c4", "b5", "f3", "b4")
+    arbiter = clock_arbiter(board)
+    log += [change(chess.D2), change(chess.A7), change(chess.A6, "p"), change(chess.D3, "P")]
+    log += [press(chess.WHITE), press(chess.BLACK)]
+    log += [change(chess.H2), change(chess.H4, "P"), press(chess.WHITE), change(chess.G7)]
+    for san in ("d3", "a6", "h4"):
+        board.push_san(san)
+    squares = [board.piece_at(sq) for sq in chess.SQUARES]
+    squares[chess.G7] = None
+    read = BoardSnapshot(squares=tuple(squares), at=10.0)
+    facts = arbiter.recover(steps_since(log, arbiter.last_seen()), read, 10.0)
+    assert [f.san for f in facts if isinstance(f, MovePlayed)] == ["d3", "a6", "h4"]
+    assert [f for f in facts if isinstance(f, AlertRaised)] == []
+
+
+OPENING = "g1h3 c7c6 h3g1 f7f6 b2b4 d8b6 c1b2 g7g6 g1h3 b6b5 c2c3 f8h6"
+
+
+def test_after_a_replay_the_board_goes_on_being_followed_as_watched() -> None:
+    """The memory ends with White's queen in his hand and Black's reply (Bg7) already made:
+    the full board read then is what the replay left. The queen lands on d3: Qd3 and Bg7, in
+    the order the hands made them, are recorded."""
+    board = chess.Board()
+    for uci in OPENING.split():
+        board.push_uci(uci)
+    board.push_san("Qa4")
+    board.push_san("Qd5")
+    board.push_san("d4")
+    arbiter = clock_arbiter(board)
+    log = listing(board)
+    log += played_and_pressed(board, "e5", "Qa6", "Qxg2")
+    log += [change(chess.A6), change(chess.H6), change(chess.G7, "b")]
+    squares = [board.piece_at(sq) for sq in chess.SQUARES]
+    squares[chess.A6] = squares[chess.H6] = None
+    squares[chess.G7] = chess.Piece.from_symbol("b")
+    read = BoardSnapshot(squares=tuple(squares), at=10.0)
+    facts = arbiter.recover(steps_since(log, arbiter.last_seen()), read, 10.0)
+    assert [f.san for f in facts if isinstance(f, MovePlayed)] == ["e5", "Qa6", "Qxg2"]
+    queen = chess.Piece.from_symbol("Q")
+    facts = arbiter.feed(SquareOccupied(square=chess.D3, piece=queen, at=10.5), 10.5)
+    while (due := arbiter.next_deadline()) is not None and due < 20.0:
+        facts += arbiter.handle_timer(due)
+    assert [f.san for f in facts if isinstance(f, MovePlayed)] == ["Qd3", "Bg7"]
+    assert [f for f in facts if isinstance(f, AlertRaised)] == []

@@ -354,7 +354,7 @@ def test_a_mismatch_said_before_its_lines_were_found_is_said_again_with_them() -
     assert said.details["lines"] == []
     pawn = chess.Piece(chess.PAWN, chess.WHITE)
     bench.play([Timed(1.6, Place(chess.H5, pawn))], settle=MISMATCH_AFTER + 1.0)
-    first, again = bench.alerts()
+    _, again = bench.alerts()
     assert again.kind == "board_mismatch"
     shown = again.details["lines"]
     assert isinstance(shown, list)
