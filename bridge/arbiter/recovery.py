@@ -456,6 +456,10 @@ class Recovery:
             )
         if by == game.turn.awaiting:
             game.turn.pressed(bool(game.diff))
+        elif cand is None and game.diff and game.turn.unexplained is None:
+            # Moves no single one of which explains the board (the hands overlapped), pressed:
+            # followed as a live press would have them.
+            return self.follow(now, pressed=by, judging=True, replayed=True) or []
         return []
 
     def _oriented(self, sensed: list[Occupant | None]) -> list[Occupant | None]:

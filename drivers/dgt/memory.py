@@ -27,8 +27,9 @@ def steps_since(
     ``last_seen`` (board frame), oldest first.
 
     ``stored`` is the board's log as the codec reports it, oldest first. ``None`` when the log
-    has no full listing to start from, or never shows ``last_seen`` after it: the caller then
-    falls back on the full board alone.
+    has no full listing to start from, or never shows ``last_seen`` after it (nor, with a
+    piece or two of it in hands, the board as it stood as the last move seen landed): the
+    caller then falls back on the full board alone.
 
     A clock tag (§1.11: the time shown on a side at a lever press) becomes a press of that
     side: the emulator stores the pressed side's display, as the tag's ``f`` bit reads.
@@ -43,11 +44,12 @@ def steps_since(
     steps: list[RecoveredStep] = []
     target = list(last_seen)
     synced: int | None = None
+    near: tuple[int, tuple[int, ...]] | None = None
     for event in stored[start + 1 :]:
         if isinstance(event, StoredMarker) and event.tag in _FULL_LISTING:
             board = [None] * 64  # a new power-up: the board lists its pieces again
             steps.clear()
-            synced = None
+            synced = near = None
             continue
         if isinstance(event, StoredClockTime):
             steps.append(StoredPress(event.side))
@@ -58,6 +60,29 @@ def steps_since(
         steps.append((event.square, event.piece))
         if board == target:
             synced = len(steps)
-    if synced is None:
+        elif (held := _held(board, target)) is not None:
+            near = (len(steps), held)
+    if synced is not None:
+        return steps[synced:]
+    if near is None:
         return None
-    return steps[synced:]
+    # The board never looked exactly so: the other player's hand was at work as the last move
+    # seen landed (two hands on the board). From when it looked so but for the pieces in hand,
+    # lifted first.
+    at, held = near
+    lifts: list[RecoveredStep] = [(square, None) for square in held]
+    return lifts + steps[at:]
+
+
+def _held(
+    board: Sequence[Occupant | None], target: Sequence[Occupant | None]
+) -> tuple[int, ...] | None:
+    """The squares whose pieces ``board`` lacks, ``target`` being ``board`` with one or two
+    pieces put back (one in each hand); ``None`` when it is not so."""
+    held: list[int] = []
+    for square, (piece, wanted) in enumerate(zip(board, target, strict=True)):
+        if piece != wanted:
+            if piece is not None or len(held) == 2:
+                return None
+            held.append(square)
+    return tuple(held)

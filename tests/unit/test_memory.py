@@ -268,3 +268,52 @@ def test_after_a_replay_the_board_goes_on_being_followed_as_watched() -> None:
         facts += arbiter.handle_timer(due)
     assert [f.san for f in facts if isinstance(f, MovePlayed)] == ["Qd3", "Bg7"]
     assert [f for f in facts if isinstance(f, AlertRaised)] == []
+
+
+def test_a_log_that_never_shows_the_last_board_seen_syncs_with_the_hand_at_work() -> None:
+    """Black lifts his h-pawn before a3 lands (two hands): the board never looked as the daemon
+    last saw it (a3 landed, h7 still on). The log is read from when it looked so but for the
+    pawn in the hand, lifted first: h6, h4 and g5 are replayed in the order they were made."""
+    board = chess.Board()
+    log = listing(board) + played_and_pressed(board, "g4", "Nf6")
+    log += [change(chess.A2), change(chess.H7), change(chess.A3, "P"), press(chess.WHITE)]
+    board.push_san("a3")
+    arbiter = clock_arbiter(board)
+    log += [change(chess.H6, "p"), press(chess.BLACK)]
+    log += [change(chess.H2), change(chess.G7), change(chess.G5, "p"), change(chess.H4, "P")]
+    log += [press(chess.WHITE), press(chess.BLACK)]
+    for san in ("h6", "h4", "g5"):
+        board.push_san(san)
+    steps = steps_since(log, arbiter.last_seen())
+    assert steps is not None
+    assert steps[0] == (chess.H7, None)
+    facts = arbiter.recover(steps, snapshot(board), 10.0)
+    assert [f.san for f in facts if isinstance(f, MovePlayed)] == ["h6", "h4", "g5"]
+    assert [f for f in facts if isinstance(f, AlertRaised)] == []
+
+
+def test_a_press_in_the_memory_completes_the_moves_two_hands_overlapped() -> None:
+    """After b4, White lifts his bishop before Black's knight lands and puts it on b2 first;
+    both press. The presses tell the moves (Na6 Bb2) as live presses would: nobody is said not
+    to have pressed."""
+    board = chess.Board()
+    opening = ("c4", "h5", "c5", "a5", "g4", "h4", "b4")
+    log = listing(board) + played_and_pressed(board, *opening)
+    arbiter = clock_arbiter(board)
+    log += [change(chess.B8), change(chess.C1), change(chess.B2, "B"), change(chess.A6, "n")]
+    log += [press(chess.BLACK), press(chess.WHITE)]
+    log += [change(chess.A6), change(chess.F1), change(chess.H3, "B")]
+    board.push_san("Na6")
+    board.push_san("Bb2")
+    squares = [board.piece_at(sq) for sq in chess.SQUARES]
+    squares[chess.A6] = squares[chess.F1] = None
+    squares[chess.H3] = chess.Piece.from_symbol("B")
+    read = BoardSnapshot(squares=tuple(squares), at=10.0)
+    facts = arbiter.recover(steps_since(log, arbiter.last_seen()), read, 10.0)
+    assert [f.san for f in facts if isinstance(f, MovePlayed)] == ["Na6", "Bb2"]
+    knight = chess.Piece.from_symbol("n")
+    facts = arbiter.feed(SquareOccupied(square=chess.B8, piece=knight, at=10.5), 10.5)
+    while (due := arbiter.next_deadline()) is not None and due < 20.0:
+        facts += arbiter.handle_timer(due)
+    assert [f.san for f in facts if isinstance(f, MovePlayed)] == ["Nb8", "Bh3"]
+    assert [f for f in facts if isinstance(f, AlertRaised)] == []
