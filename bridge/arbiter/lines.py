@@ -45,6 +45,11 @@ from bridge.arbiter.watching import UNWATCHED, Watch, accounts, landing
 MAX_PLIES: Final = 8
 """The longest line looked for: four moves of each side."""
 
+LISTED: Final = 8
+"""The lines of one length a search lists at most when the board cannot tell them apart: the
+arbiter chooses among them (``board_mismatch``), and the players going on are followed from
+each of them."""
+
 WATCHED_PLIES: Final = 16
 """The longest line looked for on a watched board: what the hands did keeps the search small,
 and players who never let the board rest go on without the game falling out of reach."""
@@ -64,7 +69,7 @@ class Found(NamedTuple):
     """What ``search`` found."""
 
     lines: tuple[Line, ...]
-    """No line, the one line, or two of the lines (two or more) of ``plies`` plies."""
+    """No line, the one line, or up to ``LISTED`` of the lines (two or more) of ``plies`` plies."""
     plies: int
     """The length of the lines found, or the longest length searched in full."""
     exhausted: bool
@@ -197,7 +202,9 @@ def search(
         try:
             walk.walk(plies)
         except _ExhaustedError:
-            return Found(tuple(walk.lines), plies, True, budget)
+            # Two lines or more: the board cannot tell them apart, whatever else a whole
+            # search would have listed.
+            return Found(tuple(walk.lines), plies, len(walk.lines) < 2, budget)
         if walk.lines:
             found = tuple(walk.lines)
             if watch.hands and len(found) == 1 and plies < max_plies:
@@ -472,7 +479,7 @@ class _Walk:
             if claimed is not None:
                 self.used.discard(claimed)
                 self.heard -= 1
-            if len(self.lines) > 1:
+            if len(self.lines) >= LISTED:
                 return
         if len(self.lines) == found:
             self.dead.add(key)

@@ -43,7 +43,8 @@ def test_six_and_eight_plies_in_some_order_are_found_and_not_guessed(played: str
     found = lines.search(start, squares_of(after(start, played)), budget=10_000)
     assert not found.exhausted
     assert found.plies == len(line)
-    assert len(found.lines) == 2  # the moves in another order: the board cannot tell
+    # The moves in other orders: the board cannot tell; the search lists some of them.
+    assert 2 <= len(found.lines) <= lines.LISTED
     for other in found.lines:
         board = start.copy()
         for move in other:
@@ -156,5 +157,5 @@ def test_the_search_finds_what_every_line_tried_finds(data: st.DataObject) -> No
         return
     assert not found.exhausted
     assert found.plies == len(expected[0])
-    assert len(found.lines) == min(len(expected), 2)
+    assert len(found.lines) == min(len(expected), lines.LISTED)
     assert all([m.uci() for m in line] in expected for line in found.lines)
