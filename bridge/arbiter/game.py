@@ -193,9 +193,9 @@ class Game:
         """An irregularity was said now: what the hands did so far is accounted for by it."""
         self.trail.since = max(self.trail.since, now)
 
-    def put_on(self, square: chess.Square, now: float) -> float:
-        """When a piece was last put on ``square`` (``now`` if it was not seen)."""
-        return next((seen.at for seen in reversed(self.places.get(square, ())) if seen.put), now)
+    def put_on(self, square: chess.Square) -> float | None:
+        """When a piece was last seen put on ``square`` (``None``: not since it was watched)."""
+        return next((seen.at for seen in reversed(self.places.get(square, ())) if seen.put), None)
 
     def seen(self, square: chess.Square, piece: chess.Piece | None, now: float) -> None:
         """``square`` was seen to change: a piece lifted, or put down (named unless the board

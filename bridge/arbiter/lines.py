@@ -207,7 +207,7 @@ def search(
             return Found(tuple(walk.lines), plies, len(walk.lines) < 2, budget)
         if walk.lines:
             found = tuple(walk.lines)
-            if watch.hands and len(found) == 1 and plies < max_plies:
+            if watch.hands and watch.rivals and len(found) == 1 and plies < max_plies:
                 # A piece put down and lifted again soon after may have slid on, or moved
                 # again: a line one ply longer leaves the same board, the other player to move.
                 # (Read whole after a restart, nothing tells them apart: there a piece's journey

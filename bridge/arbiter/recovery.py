@@ -154,7 +154,15 @@ class Recovery:
         game = self.game
         shown = self._search()
         if shown.line is not None:
-            return self.record_line(shown.line, now, pressed=pressed, base=shown.base)
+            line, due = shown.line, None
+            if pressed is None:
+                # A piece seen put down since the board was read may still be on its way.
+                line, due = self._released(line, now)
+            facts = self.record_line(line, now, pressed=pressed, base=shown.base) if line else []
+            if due is not None:
+                game.trail.search_at = due
+                game.trail.within |= watching.changes(game.board, shown.line[len(line) :])
+            return facts
         self._carry(shown)
         if game.turn.state is not State.MISMATCH:
             game.turn.mismatch(now)
@@ -233,18 +241,24 @@ class Recovery:
         return None
 
     def replayed(self, now: float, *, follow: bool) -> list[Fact]:
-        """The board's memory replayed: the move it left on its way is recorded; with
-        ``follow``, moves no single one of which explains the board (the hands overlapped: two
-        hands on the board) are followed as the board at rest would have been. Both are
-        reconstructed (their presses, if any, were read)."""
+        """The board's memory replayed: the move it left on its way is recorded (one whose
+        piece may still be moving waits for the dwell, from now); with ``follow``, moves no
+        single one of which explains the board (the hands overlapped: two hands on the board)
+        are followed as the board at rest would have been. Both are reconstructed (their
+        presses, if any, were read)."""
         game = self.game
         cand = game.candidate
         facts: list[Fact] = []
-        if cand is not None:
+        if cand is not None and positions.is_ambiguous(game.board, cand.move):
+            # Its piece may still be on its way (the memory says nothing of how long it rested
+            # there): it waits for the dwell from now, as a move seen live does.
+            cand.deadline = now + self.settle
+        elif cand is not None:
             game.candidate = None
             by = CompletedBy.RECONSTRUCTED
             facts = game.record_move(cand.move, cand.revision, by, now)
-        if follow and game.diff and game.result is None and game.turn.unexplained is None:
+        quiet = game.candidate is None and game.result is None and game.turn.unexplained is None
+        if follow and quiet and game.diff:
             facts += self.follow(now, judging=True, replayed=True) or []
         return facts
 
@@ -253,15 +267,16 @@ class Recovery:
 
         A move whose piece may still be on its way (``positions.is_ambiguous``: a slide, a
         pawn's first step) is released once it has rested ``settle`` on its square, as any
-        move is; the moves after it wait for it.
+        move is; the moves after it wait for it. One not seen landing was made before the board
+        was read whole: released.
         """
         game = self.game
         board = game.board.copy(stack=False)
         for i, move in enumerate(line):
             if positions.is_ambiguous(board, move):
-                released = game.put_on(move.to_square, now) + self.settle
-                if released > now:
-                    return line[:i], released
+                put = game.put_on(move.to_square)
+                if put is not None and put + self.settle > now:
+                    return line[:i], put + self.settle
             board.push(move)
         return line, None
 
@@ -316,6 +331,7 @@ class Recovery:
             after,
             scan=self.scan,
             dwell=game.dwell,
+            rivals=game.clock.times() is None,
             unheard=read_whole,
         )
         return lines.follow(
@@ -398,6 +414,7 @@ class Recovery:
         plies, the candidate line the rest goes on from (``lines.follow``).
         """
         game = self.game
+        game.candidate = None  # a move the board showed on its way: the line says what it was
         trail = game.trail
         if all_unheard or trail.within == chess.BB_ALL:
             unheard = len(line)

@@ -67,6 +67,10 @@ class Watch(NamedTuple):
     piece), up to a reading late."""
     dwell: float = float("inf")
     """A piece resting this long on a square a move only passes was let go there (``accounts``)."""
+    rivals: bool = True
+    """Look for a line a ply longer that agrees with the hands too (``lines.search``): not with
+    a clock, whose presses tell whose turn each move was (a player's two moves around the
+    other's would want a press between them)."""
     unheard: bool = False
     """The board was read whole at ``since`` (a restart, a reconnect) and watched from then on:
     the line may open with moves made before, that nobody saw (in any order, on any square),

@@ -9,7 +9,7 @@ from bridge.arbiter.facts import AlertRaised, CompletedBy, MovePlayed
 from drivers.choreography import Lift, Step, steps
 from drivers.dgt.events import DgtEvent, StoredChange, StoredClockTime, StoredMarker, StoredTag
 from drivers.dgt.memory import steps_since
-from drivers.events import BoardSnapshot, ClockReading, ClockSide, SquareOccupied
+from drivers.events import BoardSnapshot, ClockReading, ClockSide, SquareEmptied, SquareOccupied
 from drivers.link import StoredPress
 
 
@@ -316,4 +316,24 @@ def test_a_press_in_the_memory_completes_the_moves_two_hands_overlapped() -> Non
     while (due := arbiter.next_deadline()) is not None and due < 20.0:
         facts += arbiter.handle_timer(due)
     assert [f.san for f in facts if isinstance(f, MovePlayed)] == ["Nb8", "Bh3"]
+    assert [f for f in facts if isinstance(f, AlertRaised)] == []
+
+
+def test_a_piece_the_memory_leaves_on_its_way_waits_for_its_dwell() -> None:
+    """The memory ends with White's bishop on g2, on its way from f1 to h3 (the daemon came
+    back mid-slide): it is not taken for Bg2 at once; it slides on, and Bh3 is the move."""
+    board = chess.Board()
+    log = listing(board) + played_and_pressed(board, "g3", "e5")
+    arbiter = clock_arbiter(board)
+    log += [change(chess.F1), change(chess.G2, "B")]
+    squares = [board.piece_at(sq) for sq in chess.SQUARES]
+    squares[chess.F1], squares[chess.G2] = None, chess.Piece.from_symbol("B")
+    read = BoardSnapshot(squares=tuple(squares), at=10.0)
+    facts = arbiter.recover(steps_since(log, arbiter.last_seen()), read, 10.0)
+    bishop = chess.Piece.from_symbol("B")
+    facts += arbiter.feed(SquareEmptied(square=chess.G2, at=10.1), 10.1)
+    facts += arbiter.feed(SquareOccupied(square=chess.H3, piece=bishop, at=10.2), 10.2)
+    while (due := arbiter.next_deadline()) is not None and due < 20.0:
+        facts += arbiter.handle_timer(due)
+    assert [f.san for f in facts if isinstance(f, MovePlayed)] == ["Bh3"]
     assert [f for f in facts if isinstance(f, AlertRaised)] == []

@@ -20,7 +20,7 @@ from bridge.arbiter.facts import AlertRaised, CompletedBy, GameEnded, MovePlayed
 from bridge.arbiter.recovery import HELD_AFTER
 from bridge.arbiter.state import State
 from drivers.choreography import Lift, Place, Step, Style
-from tests.hands import Bench, Overlap, Ply, Shape, timeline
+from tests.hands import Bench, Overlap, Ply, Shape, Timed, timeline
 from tests.table import OccupancyBoard
 from tests.unit.test_laws import Table, alerts, moves
 
@@ -358,3 +358,66 @@ def test_a_piece_put_down_and_lifted_again_while_the_reply_lands_is_not_guessed(
     )
     bench = played(Shape.OCCUPANCY, plies, start=start)
     assert bench.recorded() == [ply.move for ply in plies]
+
+
+SLIDE_START = "r1b1k1nr/1p1p2pp/p1n2p2/q3p3/3p3P/2PQBPP1/PP2P3/RN2KBNR w KQkq - 0 9"
+
+
+def hovered(clock: bool) -> Bench:
+    """Bf1-h3 slid over g2, where the bishop hovers 0.35 s (longer than a scan, shorter than the
+    dwell) while Black, reaching early, plays Qa5-c7, landing first; each presses after his
+    move."""
+    bench = Bench(chess.Board(SLIDE_START), Shape.EVENTS, clock=clock)
+    bishop, queen = P("B"), P("q")
+    laid = [
+        Timed(0.0, Lift(chess.F1)),
+        Timed(0.1, Place(chess.G2, bishop)),
+        Timed(0.2, Lift(chess.A5)),
+        Timed(0.45, Lift(chess.G2)),
+        Timed(0.5, Place(chess.C7, queen)),
+        Timed(0.6, Place(chess.H3, bishop)),
+    ]
+    if clock:
+        laid += [Timed(1.0, press=chess.WHITE), Timed(1.3, press=chess.BLACK)]
+    bench.play(laid)
+    return bench
+
+
+def test_a_clock_tells_a_hovering_slide_from_two_moves() -> None:
+    # Bg2, Qc7, Bh3 (a ply longer) agrees with the hands too; the presses say whose turn it was:
+    # White pressed once, after h3.
+    bench = hovered(clock=True)
+    assert [m.uci() for m in bench.recorded()] == ["f1h3", "a5c7"]
+    assert bench.alerts() == []
+
+
+def test_without_a_clock_a_hovering_slide_is_not_guessed() -> None:
+    bench = hovered(clock=False)
+    assert bench.recorded() == []
+    [alert] = bench.alerts()
+    assert alert.kind == "board_mismatch"
+    shown = alert.details["lines"]
+    assert isinstance(shown, list)
+    assert sorted(shown) == ["f1g2 a5c7 g2h3", "f1h3 a5c7"]
+
+
+def test_a_move_on_its_way_that_a_press_records_with_the_line_is_not_recorded_again() -> None:
+    # Bh3 lands, then Black's queen on c7 (a slide: it waits for the dwell), and White presses
+    # within it: the press records the line, queen move included. When the dwell ends there is
+    # nothing left to record (it was recorded a second time, and the engine raised).
+    bench = Bench(chess.Board(SLIDE_START), Shape.EVENTS, clock=True)
+    bishop, queen = P("B"), P("q")
+    bench.play(
+        [
+            Timed(0.0, Lift(chess.F1)),
+            Timed(0.1, Place(chess.G2, bishop)),
+            Timed(0.2, Lift(chess.A5)),
+            Timed(0.45, Lift(chess.G2)),
+            Timed(0.55, Place(chess.H3, bishop)),
+            Timed(0.7, Place(chess.C7, queen)),
+            Timed(1.0, press=chess.WHITE),
+            Timed(1.3, press=chess.BLACK),
+        ]
+    )
+    assert [m.uci() for m in bench.recorded()] == ["f1h3", "a5c7"]
+    assert bench.alerts() == []
