@@ -75,10 +75,6 @@ class Recovery:
             else game.squares[sq] or chess.Piece(chess.PAWN, turn)
             for sq, occupant in enumerate(sensed)
         ]
-        if physical == game.physical and game.trail.within != chess.BB_ALL and game.diff:
-            # The board as the engine already saw it (its memory replayed up to now): what the
-            # hands did is known, and the board goes on being followed as it was watched.
-            return []
         game.physical = physical
         game.diff = {sq for sq in chess.SQUARES if game.physical[sq] != game.squares[sq]}
         irregular = game.turn.irregular
@@ -241,19 +237,14 @@ class Recovery:
         return None
 
     def replayed(self, now: float, *, follow: bool) -> list[Fact]:
-        """The board's memory replayed: the move it left on its way is recorded (one whose
-        piece may still be moving waits for the dwell, from now); with ``follow``, moves no
-        single one of which explains the board (the hands overlapped: two hands on the board)
-        are followed as the board at rest would have been. Both are reconstructed (their
-        presses, if any, were read)."""
+        """The board's memory replayed: the move it left on its way is recorded; with
+        ``follow``, moves no single one of which explains the board (the hands overlapped: two
+        hands on the board) are followed as the board at rest would have been. Both are
+        reconstructed (their presses, if any, were read)."""
         game = self.game
         cand = game.candidate
         facts: list[Fact] = []
-        if cand is not None and positions.is_ambiguous(game.board, cand.move):
-            # Its piece may still be on its way (the memory says nothing of how long it rested
-            # there): it waits for the dwell from now, as a move seen live does.
-            cand.deadline = now + self.settle
-        elif cand is not None:
+        if cand is not None:
             game.candidate = None
             by = CompletedBy.RECONSTRUCTED
             facts = game.record_move(cand.move, cand.revision, by, now)
