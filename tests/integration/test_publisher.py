@@ -246,6 +246,9 @@ async def test_retained_board_and_game_republished_after_broker_restart(
     outbox.close()
 
 
+# The connection the broker's stop cut can end after the session did (the tap between them
+# closes it late): aiomqtt then logs its disconnection, unread, when collected - here.
+@pytest.mark.allow_error_log
 async def test_a_claim_the_broker_never_confirmed_does_not_make_the_last_process_a_rival(
     mosquitto_factory: MosquittoFactory,
     table_id: str,
@@ -301,8 +304,7 @@ async def test_a_claim_the_broker_never_confirmed_does_not_make_the_last_process
             with contextlib.suppress(Exception):
                 await task
     outbox.close()
-    # The connection the broker's stop cut during the announce: were its disconnection left
-    # unread, asyncio would log it when collected - here, failing this test (no error logged).
+    # The connection the broker's stop cut: collected here, not in a later test.
     gc.collect()
     # The connection lost during the announce was noticed as lost, not after the client's
     # timeout on a claim that could never be acknowledged.
